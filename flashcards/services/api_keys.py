@@ -1,0 +1,99 @@
+"""API keys: `fca_<8-char key id>_<26-char secret>` in Crockford base32 (dsl.md §1). Only a
+SHA-256 of the secret is stored; the secret has 130 random bits, so a slow hash buys nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from datetime import timedelta
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+
+from flashcards.models import ApiKey, Workspace
+from flashcards.services.common import DomainError, now_ms
+from flashcards.services.workspaces import get_member_workspace
+
+ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+KEY_ID_LENGTH = 8
+SECRET_LENGTH = 26
+LAST_USED_REFRESH = timedelta(minutes=5)
+_KEY_RE = re.compile(r"^FCA_([0-9A-HJKMNP-TV-Z]{8})_([0-9A-HJKMNP-TV-Z]{26})$")
+
+
+class InvalidApiKey(Exception):
+    """Authentication failed: malformed, unknown, wrong secret or revoked. Deliberately one type so
+    callers cannot leak which."""
+
+
+def _random(length: int) -> str:
+    return "".join(secrets.choice(ALPHABET) for _ in range(length))
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode("ascii")).hexdigest()
+
+
+def clean_label(label: object) -> str:
+    if not isinstance(label, str) or not (1 <= len(label.strip()) <= 120):
+        raise DomainError("A key label must be 1 to 120 characters.", field="label")
+    return label.strip()
+
+
+@transaction.atomic
+def create_api_key(
+    user: AbstractBaseUser, label: str = "agent", *, workspace: Workspace | None = None
+) -> tuple[ApiKey, str]:
+    """Create a key; returns it with the plaintext, which is never stored or shown again."""
+    label = clean_label(label)
+    if workspace is not None:
+        workspace = get_member_workspace(user, workspace.pk)
+    while True:
+        key_id = _random(KEY_ID_LENGTH)
+        if not ApiKey.objects.filter(key_id=key_id).exists():
+            break
+    secret = _random(SECRET_LENGTH)
+    api_key = ApiKey.objects.create(
+        user=user,
+        label=label,
+        key_id=key_id,
+        secret_hash=hash_secret(secret),
+        selected_workspace=workspace,
+    )
+    return api_key, f"fca_{key_id}_{secret}"
+
+
+def revoke_api_key(api_key: ApiKey) -> ApiKey:
+    if api_key.revoked_at is None:
+        api_key.revoked_at = now_ms()
+        api_key.save(update_fields=["revoked_at"])
+    return api_key
+
+
+def parse_key(raw: str) -> tuple[str, str]:
+    """Normalise case, spaces and dashes, then split into (key id, secret)."""
+    cleaned = re.sub(r"[\s-]+", "", raw).upper()
+    match = _KEY_RE.match(cleaned)
+    if not match:
+        raise InvalidApiKey("Malformed API key.")
+    return match.group(1), match.group(2)
+
+
+def authenticate_api_key(raw: str) -> ApiKey:
+    key_id, secret = parse_key(raw)
+    api_key = ApiKey.objects.select_related("user").filter(key_id=key_id).first()
+    # Compare against a dummy hash when the id is unknown so timing does not reveal key ids.
+    expected = api_key.secret_hash if api_key else hash_secret("0" * SECRET_LENGTH)
+    if not hmac.compare_digest(expected, hash_secret(secret)) or api_key is None:
+        raise InvalidApiKey("Unknown API key or wrong secret.")
+    if api_key.revoked_at is not None:
+        raise InvalidApiKey("This API key has been revoked.")
+    if not api_key.user.is_active:
+        raise InvalidApiKey("The key's user is inactive.")
+    now = now_ms()
+    if api_key.last_used_at is None or now - api_key.last_used_at >= LAST_USED_REFRESH:
+        api_key.last_used_at = now
+        ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+    return api_key

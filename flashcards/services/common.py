@@ -1,0 +1,120 @@
+"""Pieces every service function shares: domain errors, millisecond time, the per-workspace lock
+and change-log allocation."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from django.db import transaction
+from django.utils import timezone as dj_timezone
+
+from flashcards.models import SERVER_REPLICA, ChangeLog, Workspace
+
+MAX_BULK = 100
+
+
+class DomainError(Exception):
+    """A request that breaks a domain rule. The API layer turns it into a 400 with this message;
+    `code` is a short machine reason (invalid_value, not_found, too_many_rows, conflict...)."""
+
+    def __init__(self, message: str, *, code: str = "invalid_value", field: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.field = field
+
+
+class NotFoundError(DomainError):
+    def __init__(self, message: str, *, field: str | None = None):
+        super().__init__(message, code="not_found", field=field)
+
+
+def truncate_ms(value: datetime) -> datetime:
+    """Timestamps are kept to the millisecond, like the clients that sync with us."""
+    if dj_timezone.is_naive(value):
+        value = value.replace(tzinfo=UTC)
+    value = value.astimezone(UTC)
+    return value.replace(microsecond=value.microsecond // 1000 * 1000)
+
+
+def now_ms() -> datetime:
+    return truncate_ms(dj_timezone.now())
+
+
+def format_timestamp(value: datetime | None) -> str | None:
+    """UTC ISO-8601 with milliseconds and a Z, the format of every timestamp we publish."""
+    if value is None:
+        return None
+    value = truncate_ms(value)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """Who is writing, for sync metadata. Server-side writers (dialect, admin, commands) use the
+    server replica with a fresh operation id per write; sync push passes the client's values."""
+
+    replica_id: str = SERVER_REPLICA
+    operation_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    client_updated_at: datetime | None = None
+
+    def stamp(self, at: datetime) -> tuple[datetime, str, str]:
+        client_at = truncate_ms(self.client_updated_at) if self.client_updated_at else at
+        return client_at, self.replica_id, self.operation_id
+
+
+def server_context() -> WriteContext:
+    return WriteContext()
+
+
+def lock_workspace(workspace: Workspace | uuid.UUID | str) -> Workspace:
+    """Take the per-workspace row lock. Must run inside a transaction; every writer goes through
+    here first, so change numbers are handed out and committed in order."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("lock_workspace() must be called inside transaction.atomic()")
+    workspace_id = workspace.pk if isinstance(workspace, Workspace) else workspace
+    try:
+        return Workspace.objects.select_for_update().get(pk=workspace_id, deleted_at__isnull=True)
+    except (Workspace.DoesNotExist, ValueError, TypeError) as exc:
+        raise NotFoundError("Workspace not found.") from exc
+
+
+def record_changes(
+    workspace: Workspace,
+    entity_type: str,
+    entity_ids: Iterable[object],
+    *,
+    action: str,
+    context: WriteContext,
+    at: datetime,
+) -> list[int]:
+    """Append one change-log entry per entity, numbered from the locked workspace's counter."""
+    ids = [str(entity_id) for entity_id in entity_ids]
+    if not ids:
+        return []
+    first = workspace.last_change_id + 1
+    numbers = list(range(first, first + len(ids)))
+    ChangeLog.objects.bulk_create(
+        ChangeLog(
+            workspace=workspace,
+            change_id=number,
+            entity_type=entity_type,
+            entity_id=entity_id,
+            action=action,
+            replica_id=context.replica_id,
+            operation_id=context.operation_id,
+            recorded_at=at,
+        )
+        for number, entity_id in zip(numbers, ids, strict=True)
+    )
+    workspace.last_change_id = numbers[-1]
+    Workspace.objects.filter(pk=workspace.pk).update(last_change_id=workspace.last_change_id)
+    return numbers
+
+
+def check_bulk_size(count: int, what: str) -> None:
+    if count > MAX_BULK:
+        raise DomainError(f"At most {MAX_BULK} {what} per call; got {count}.", code="too_many_rows")

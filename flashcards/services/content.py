@@ -1,0 +1,396 @@
+"""Create, update and soft-delete cards and decks: the only code that writes them.
+
+Every function takes the workspace, works in bulk (at most 100 rows), enforces the invariants of
+domain.md §2, stamps sync metadata and appends change-log entries in one transaction under the
+workspace lock. The number of SQL statements does not grow with the number of rows."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.db import transaction
+
+from flashcards.models import EFFORT_LEVELS, Card, Deck, Workspace
+from flashcards.services.common import (
+    DomainError,
+    NotFoundError,
+    WriteContext,
+    check_bulk_size,
+    lock_workspace,
+    now_ms,
+    record_changes,
+)
+from flashcards.services.tags import (
+    canonical_spelling,
+    normalize_tags,
+    replace_card_tags,
+    replace_deck_tags,
+    resolve_tags,
+)
+
+CARD_WRITABLE = ("front_text", "back_text", "card_type", "tags", "effort_level")
+DECK_WRITABLE = ("name", "effort_levels", "tags")
+MAX_TEXT_LENGTH = 20_000
+
+
+def _text(value: object, field: str, *, required_non_empty: bool) -> str:
+    if value is None:
+        raise DomainError(f"{field} must not be NULL.", field=field)
+    if not isinstance(value, str):
+        raise DomainError(f"{field} must be a string.", field=field)
+    if "\x00" in value:
+        raise DomainError(f"{field} must not contain NUL characters.", field=field)
+    value = value.strip()
+    if required_non_empty and not value:
+        raise DomainError(f"{field} must not be empty.", field=field)
+    if len(value) > MAX_TEXT_LENGTH:
+        raise DomainError(f"{field} may be at most {MAX_TEXT_LENGTH} characters.", field=field)
+    return value
+
+
+def _effort_level(value: object, field: str = "effort_level") -> str:
+    if value not in EFFORT_LEVELS:
+        raise DomainError(
+            f"{field} must be one of {', '.join(EFFORT_LEVELS)}; got {value!r}.", field=field
+        )
+    return str(value)
+
+
+def _effort_levels(value: object) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise DomainError(
+            "effort_levels must be a list, e.g. ('fast', 'medium').", field="effort_levels"
+        )
+    result: list[str] = []
+    for item in value:
+        level = _effort_level(item, "effort_levels")
+        if level not in result:
+            result.append(level)
+    return result
+
+
+def clean_card_fields(values: Mapping[str, Any], *, creating: bool) -> dict[str, Any]:
+    """Validate and normalise writable card fields (domain.md §2)."""
+    unknown = set(values) - set(CARD_WRITABLE)
+    if unknown:
+        raise DomainError(
+            f"Not writable on cards: {', '.join(sorted(unknown))}. "
+            f"Writable columns: {', '.join(CARD_WRITABLE)}.",
+            code="read_only_column",
+        )
+    if creating:
+        for required in ("front_text", "back_text"):
+            if required not in values:
+                raise DomainError(f"{required} is required to create a card.", field=required)
+    cleaned: dict[str, Any] = {}
+    if "front_text" in values:
+        cleaned["front_text"] = _text(values["front_text"], "front_text", required_non_empty=True)
+    if "back_text" in values:
+        cleaned["back_text"] = _text(values["back_text"], "back_text", required_non_empty=False)
+    if "card_type" in values:
+        card_type = values["card_type"]
+        cleaned["card_type"] = (
+            "basic"
+            if card_type is None
+            else _text(card_type, "card_type", required_non_empty=False)
+        ) or "basic"
+    elif creating:
+        cleaned["card_type"] = "basic"
+    if "effort_level" in values:
+        cleaned["effort_level"] = _effort_level(values["effort_level"])
+    elif creating:
+        cleaned["effort_level"] = "fast"
+    if "tags" in values:
+        cleaned["tags"] = normalize_tags(values["tags"])
+    elif creating:
+        cleaned["tags"] = []
+    return cleaned
+
+
+def clean_deck_fields(values: Mapping[str, Any], *, creating: bool) -> dict[str, Any]:
+    unknown = set(values) - set(DECK_WRITABLE)
+    if unknown:
+        raise DomainError(
+            f"Not writable on decks: {', '.join(sorted(unknown))}. "
+            f"Writable columns: {', '.join(DECK_WRITABLE)}.",
+            code="read_only_column",
+        )
+    if creating and "name" not in values:
+        raise DomainError("name is required to create a deck.", field="name")
+    cleaned: dict[str, Any] = {}
+    if "name" in values:
+        cleaned["name"] = _text(values["name"], "name", required_non_empty=True)
+        if len(cleaned["name"]) > 500:
+            raise DomainError("name may be at most 500 characters.", field="name")
+    if "effort_levels" in values:
+        cleaned["effort_levels"] = _effort_levels(values["effort_levels"])
+    elif creating:
+        cleaned["effort_levels"] = []
+    if "tags" in values:
+        cleaned["tags"] = normalize_tags(values["tags"])
+    elif creating:
+        cleaned["tags"] = []
+    return cleaned
+
+
+def _parse_id(value: object, what: str) -> uuid.UUID:
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except ValueError as exc:
+        raise DomainError(f"{what} must be a UUID; got {value!r}.", field=what) from exc
+
+
+# ---------------------------------------------------------------- cards
+
+
+@transaction.atomic
+def create_cards(
+    workspace: Workspace,
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    context: WriteContext | None = None,
+) -> list[Card]:
+    """Create cards in the order given. Returns them in that order."""
+    check_bulk_size(len(rows), "cards")
+    context = context or WriteContext()
+    cleaned = [clean_card_fields(row, creating=True) for row in rows]
+    ws = lock_workspace(workspace)
+    at = now_ms()
+    client_at, replica, operation = context.stamp(at)
+    resolved = resolve_tags(ws, (c["tags"] for c in cleaned))
+    cards = []
+    for values in cleaned:
+        values["tags"] = canonical_spelling(values["tags"], resolved)
+        cards.append(
+            Card(
+                id=uuid.uuid4(),
+                workspace=ws,
+                metadata={"version": 1, "source": {"kind": "server", "replica": replica}},
+                created_at=at,
+                updated_at=at,
+                client_updated_at=client_at,
+                last_modified_by_replica_id=replica,
+                last_operation_id=operation,
+                **values,
+            )
+        )
+    Card.objects.bulk_create(cards)
+    replace_card_tags(ws, {c.id: c.tags for c in cards if c.tags}, resolved)
+    record_changes(ws, "card", (c.id for c in cards), action="upsert", context=context, at=at)
+    return cards
+
+
+def _live_cards(ws: Workspace, card_ids: Sequence[object]) -> list[Card]:
+    ids = [_parse_id(card_id, "card_id") for card_id in card_ids]
+    by_id = {
+        c.id: c for c in Card.objects.filter(workspace=ws, id__in=ids, deleted_at__isnull=True)
+    }
+    return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+
+
+@transaction.atomic
+def update_cards(
+    workspace: Workspace,
+    card_ids: Sequence[object],
+    changes: Mapping[str, Any],
+    *,
+    context: WriteContext | None = None,
+) -> list[Card]:
+    """Apply the same field changes to each live card among `card_ids` (ids of other workspaces or
+    of deleted cards are ignored). Returns the updated cards in the order of `card_ids`."""
+    check_bulk_size(len(card_ids), "cards")
+    context = context or WriteContext()
+    cleaned = clean_card_fields(changes, creating=False)
+    if not cleaned:
+        raise DomainError("Nothing to update: name at least one writable column.")
+    ws = lock_workspace(workspace)
+    cards = _live_cards(ws, card_ids)
+    if not cards:
+        return []
+    at = now_ms()
+    client_at, replica, operation = context.stamp(at)
+    resolved = resolve_tags(ws, [cleaned["tags"]]) if "tags" in cleaned else {}
+    if "tags" in cleaned:
+        cleaned["tags"] = canonical_spelling(cleaned["tags"], resolved)
+    for card in cards:
+        for name, value in cleaned.items():
+            setattr(card, name, list(value) if name == "tags" else value)
+        card.updated_at = at
+        card.client_updated_at = client_at
+        card.last_modified_by_replica_id = replica
+        card.last_operation_id = operation
+    Card.objects.bulk_update(
+        cards,
+        [
+            *cleaned,
+            "updated_at",
+            "client_updated_at",
+            "last_modified_by_replica_id",
+            "last_operation_id",
+        ],
+    )
+    if "tags" in cleaned:
+        replace_card_tags(ws, {c.id: c.tags for c in cards}, resolved)
+    record_changes(ws, "card", (c.id for c in cards), action="upsert", context=context, at=at)
+    return cards
+
+
+@transaction.atomic
+def delete_cards(
+    workspace: Workspace,
+    card_ids: Sequence[object],
+    *,
+    context: WriteContext | None = None,
+) -> list[Card]:
+    """Soft-delete live cards. Returns the cards as they were just before deletion. Their review
+    events and tag rows stay (tag rows of deleted cards are filtered out with the card)."""
+    check_bulk_size(len(card_ids), "cards")
+    context = context or WriteContext()
+    ws = lock_workspace(workspace)
+    cards = _live_cards(ws, card_ids)
+    if not cards:
+        return []
+    at = now_ms()
+    client_at, replica, operation = context.stamp(at)
+    Card.objects.filter(id__in=[c.id for c in cards]).update(
+        deleted_at=at,
+        updated_at=at,
+        client_updated_at=client_at,
+        last_modified_by_replica_id=replica,
+        last_operation_id=operation,
+    )
+    record_changes(ws, "card", (c.id for c in cards), action="delete", context=context, at=at)
+    return cards
+
+
+# ---------------------------------------------------------------- decks
+
+
+@transaction.atomic
+def create_decks(
+    workspace: Workspace,
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    context: WriteContext | None = None,
+) -> list[Deck]:
+    check_bulk_size(len(rows), "decks")
+    context = context or WriteContext()
+    cleaned = [clean_deck_fields(row, creating=True) for row in rows]
+    ws = lock_workspace(workspace)
+    at = now_ms()
+    client_at, replica, operation = context.stamp(at)
+    resolved = resolve_tags(ws, (d["tags"] for d in cleaned))
+    decks = []
+    for values in cleaned:
+        values["tags"] = canonical_spelling(values["tags"], resolved)
+        decks.append(
+            Deck(
+                id=uuid.uuid4(),
+                workspace=ws,
+                created_at=at,
+                updated_at=at,
+                client_updated_at=client_at,
+                last_modified_by_replica_id=replica,
+                last_operation_id=operation,
+                **values,
+            )
+        )
+    Deck.objects.bulk_create(decks)
+    replace_deck_tags(ws, {d.id: d.tags for d in decks if d.tags}, resolved)
+    record_changes(ws, "deck", (d.id for d in decks), action="upsert", context=context, at=at)
+    return decks
+
+
+def _live_decks(ws: Workspace, deck_ids: Sequence[object]) -> list[Deck]:
+    ids = [_parse_id(deck_id, "deck_id") for deck_id in deck_ids]
+    by_id = {
+        d.id: d for d in Deck.objects.filter(workspace=ws, id__in=ids, deleted_at__isnull=True)
+    }
+    return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+
+
+@transaction.atomic
+def update_decks(
+    workspace: Workspace,
+    deck_ids: Sequence[object],
+    changes: Mapping[str, Any],
+    *,
+    context: WriteContext | None = None,
+) -> list[Deck]:
+    check_bulk_size(len(deck_ids), "decks")
+    context = context or WriteContext()
+    cleaned = clean_deck_fields(changes, creating=False)
+    if not cleaned:
+        raise DomainError("Nothing to update: name at least one writable column.")
+    ws = lock_workspace(workspace)
+    decks = _live_decks(ws, deck_ids)
+    if not decks:
+        return []
+    at = now_ms()
+    client_at, replica, operation = context.stamp(at)
+    resolved = resolve_tags(ws, [cleaned["tags"]]) if "tags" in cleaned else {}
+    if "tags" in cleaned:
+        cleaned["tags"] = canonical_spelling(cleaned["tags"], resolved)
+    for deck in decks:
+        for name, value in cleaned.items():
+            setattr(deck, name, value)
+        deck.updated_at = at
+        deck.client_updated_at = client_at
+        deck.last_modified_by_replica_id = replica
+        deck.last_operation_id = operation
+    Deck.objects.bulk_update(
+        decks,
+        [
+            *cleaned,
+            "updated_at",
+            "client_updated_at",
+            "last_modified_by_replica_id",
+            "last_operation_id",
+        ],
+    )
+    if "tags" in cleaned:
+        replace_deck_tags(ws, {d.id: d.tags for d in decks}, resolved)
+    record_changes(ws, "deck", (d.id for d in decks), action="upsert", context=context, at=at)
+    return decks
+
+
+@transaction.atomic
+def delete_decks(
+    workspace: Workspace,
+    deck_ids: Sequence[object],
+    *,
+    context: WriteContext | None = None,
+) -> list[Deck]:
+    check_bulk_size(len(deck_ids), "decks")
+    context = context or WriteContext()
+    ws = lock_workspace(workspace)
+    decks = _live_decks(ws, deck_ids)
+    if not decks:
+        return []
+    at = now_ms()
+    client_at, replica, operation = context.stamp(at)
+    Deck.objects.filter(id__in=[d.id for d in decks]).update(
+        deleted_at=at,
+        updated_at=at,
+        client_updated_at=client_at,
+        last_modified_by_replica_id=replica,
+        last_operation_id=operation,
+    )
+    record_changes(ws, "deck", (d.id for d in decks), action="delete", context=context, at=at)
+    return decks
+
+
+def get_live_card(workspace: Workspace, card_id: object) -> Card:
+    card_uuid = _parse_id(card_id, "card_id")
+    try:
+        return Card.objects.get(workspace=workspace, id=card_uuid, deleted_at__isnull=True)
+    except Card.DoesNotExist as exc:
+        raise NotFoundError(
+            f"No card with card_id {card_uuid} in this workspace.", field="card_id"
+        ) from exc

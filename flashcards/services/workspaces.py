@@ -1,0 +1,137 @@
+"""Workspaces, memberships and which workspace a principal acts on (domain.md §6)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+
+from flashcards.models import ApiKey, Membership, UserProfile, Workspace
+from flashcards.services.common import DomainError, NotFoundError, now_ms
+
+DEFAULT_WORKSPACE_NAME = "Personal"
+
+
+class WorkspaceSelectionRequired(DomainError):
+    def __init__(self) -> None:
+        super().__init__(
+            "This key has access to several workspaces and none is selected.",
+            code="workspace_selection_required",
+        )
+
+
+def clean_workspace_name(name: object) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise DomainError("Workspace name must be a non-empty string.", field="name")
+    name = name.strip()
+    if len(name) > 200:
+        raise DomainError("Workspace name may be at most 200 characters.", field="name")
+    if "\x00" in name:
+        raise DomainError("Workspace name must not contain NUL characters.", field="name")
+    return name
+
+
+@transaction.atomic
+def create_workspace(
+    user: AbstractBaseUser, name: str, *, workspace_id: uuid.UUID | None = None
+) -> Workspace:
+    at = now_ms()
+    workspace = Workspace.objects.create(
+        id=workspace_id or uuid.uuid4(),
+        name=clean_workspace_name(name),
+        created_at=at,
+        updated_at=at,
+        learning_steps_minutes=[1, 10],
+        relearning_steps_minutes=[10],
+    )
+    Membership.objects.create(user=user, workspace=workspace, role=Membership.ROLE_OWNER)
+    return workspace
+
+
+@transaction.atomic
+def rename_workspace(user: AbstractBaseUser, workspace: Workspace, name: str) -> Workspace:
+    workspace = get_member_workspace(user, workspace.pk)
+    workspace.name = clean_workspace_name(name)
+    workspace.updated_at = now_ms()
+    workspace.save(update_fields=["name", "updated_at"])
+    return workspace
+
+
+def member_workspaces(user: AbstractBaseUser):
+    return Workspace.objects.filter(memberships__user=user, deleted_at__isnull=True)
+
+
+def get_member_workspace(user: AbstractBaseUser, workspace_id: object) -> Workspace:
+    """The workspace if `user` is a member; otherwise not-found (never says it exists)."""
+    try:
+        ws_uuid = uuid.UUID(str(workspace_id))
+    except ValueError as exc:
+        raise NotFoundError("Workspace not found.", field="workspace_id") from exc
+    workspace = member_workspaces(user).filter(pk=ws_uuid).first()
+    if workspace is None:
+        raise NotFoundError("Workspace not found.", field="workspace_id")
+    return workspace
+
+
+def ensure_personal_workspace(user: AbstractBaseUser) -> Workspace:
+    """A user always has at least one workspace: a new one gets `Personal`."""
+    existing = member_workspaces(user).order_by("created_at", "id").first()
+    return existing or create_workspace(user, DEFAULT_WORKSPACE_NAME)
+
+
+def _self_heal(
+    user: AbstractBaseUser, current_id: uuid.UUID | None
+) -> tuple[Workspace | None, bool]:
+    """Domain.md §6 rules: keep an accessible selection; else the only workspace; else a new
+    Personal one when there are none; else nothing. Returns (workspace, changed)."""
+    workspaces = member_workspaces(user)
+    if current_id is not None:
+        current = workspaces.filter(pk=current_id).first()
+        if current is not None:
+            return current, False
+    candidates: Sequence[Workspace] = list(workspaces.order_by("created_at", "id")[:2])
+    if len(candidates) == 1:
+        return candidates[0], True
+    if not candidates:
+        return create_workspace(user, DEFAULT_WORKSPACE_NAME), True
+    return None, current_id is not None
+
+
+def resolve_key_workspace(api_key: ApiKey) -> Workspace:
+    """The workspace a request with this key acts on, after self-healing the selection."""
+    workspace, changed = _self_heal(api_key.user, api_key.selected_workspace_id)
+    if changed:
+        api_key.selected_workspace = workspace
+        ApiKey.objects.filter(pk=api_key.pk).update(selected_workspace=workspace)
+    if workspace is None:
+        raise WorkspaceSelectionRequired()
+    return workspace
+
+
+def select_key_workspace(api_key: ApiKey, workspace_id: object) -> Workspace:
+    workspace = get_member_workspace(api_key.user, workspace_id)
+    api_key.selected_workspace = workspace
+    ApiKey.objects.filter(pk=api_key.pk).update(selected_workspace=workspace)
+    return workspace
+
+
+def resolve_user_workspace(user: AbstractBaseUser) -> Workspace:
+    """The workspace a logged-in session acts on (same self-healing rules as a key)."""
+    profile, _ = UserProfile.objects.get_or_create(user=user)
+    workspace, changed = _self_heal(user, profile.selected_workspace_id)
+    if changed:
+        profile.selected_workspace = workspace
+        profile.save(update_fields=["selected_workspace"])
+    if workspace is None:
+        raise WorkspaceSelectionRequired()
+    return workspace
+
+
+def select_user_workspace(user: AbstractBaseUser, workspace_id: object) -> Workspace:
+    workspace = get_member_workspace(user, workspace_id)
+    profile, _ = UserProfile.objects.get_or_create(user=user)
+    profile.selected_workspace = workspace
+    profile.save(update_fields=["selected_workspace"])
+    return workspace

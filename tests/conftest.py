@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from flashcards import services
+from tests.factories import UserFactory
+
+
+@pytest.fixture
+def user(db):
+    return UserFactory(username="alice")
+
+
+@pytest.fixture
+def workspace(user):
+    return services.create_workspace(user, "Personal")
+
+
+@pytest.fixture
+def api_key(user, workspace):
+    key, plaintext = services.create_api_key(user, "test", workspace=workspace)
+    key.plaintext = plaintext
+    return key
+
+
+@pytest.fixture
+def client_for():
+    """An APIClient authenticated with the given plaintext API key."""
+
+    def make(plaintext: str) -> APIClient:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"ApiKey {plaintext}")
+        return client
+
+    return make
+
+
+@pytest.fixture
+def api(api_key, client_for) -> APIClient:
+    return client_for(api_key.plaintext)
+
+
+@pytest.fixture
+def other_user(db):
+    return UserFactory(username="mallory")
+
+
+@pytest.fixture
+def other_workspace(other_user):
+    """A second tenant whose rows must never leak into `workspace`."""
+    return services.create_workspace(other_user, "Other")
