@@ -227,6 +227,9 @@ class CardTag(models.Model):
             models.Index(fields=["card", "position"], name="cardtag_by_card"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.card_id} #{self.position}: {self.tag_id}"
+
 
 class DeckTag(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
@@ -242,6 +245,9 @@ class DeckTag(models.Model):
             models.Index(fields=["workspace", "tag", "deck"], name="decktag_by_tag"),
             models.Index(fields=["deck", "position"], name="decktag_by_deck"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.deck_id} #{self.position}: {self.tag_id}"
 
 
 class ReviewEvent(models.Model):
@@ -326,6 +332,9 @@ class Installation(models.Model):
             ),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.platform} {self.installation_id} ({self.replica_id})"
+
 
 class AppliedOperation(models.Model):
     """Idempotency key of sync push operations: (workspace, replica, operation_id)."""
@@ -343,6 +352,9 @@ class AppliedOperation(models.Model):
                 fields=["workspace", "replica_id", "operation_id"], name="applied_operation_unique"
             ),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.replica_id}/{self.operation_id}: {self.status}"
 
 
 class ApiKey(models.Model):
@@ -381,3 +393,6 @@ class UserProfile(models.Model):
     selected_workspace = models.ForeignKey(
         Workspace, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+
+    def __str__(self) -> str:
+        return f"profile of {self.user_id}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import uuid
 from dataclasses import dataclass
@@ -212,7 +213,7 @@ def _steps(value: object, field: str) -> list[int]:
         steps.append(int(m))
     if any(not (0 < m < 1440) for m in steps):
         raise DomainError(f"Each of {field} must be between 1 and 1439 minutes.", field=field)
-    if any(b <= a for a, b in zip(steps, steps[1:], strict=False)):
+    if any(b <= a for a, b in itertools.pairwise(steps)):
         raise DomainError(f"{field} must be strictly increasing.", field=field)
     return steps
 

@@ -1,0 +1,52 @@
+# Two commands on a fresh machine: `make run` and `make test`. See README.md.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PG_URL ?= postgres://postgres@127.0.0.1:5432/flashcards
+PYTEST_ARGS ?=
+
+.PHONY: run serve test test-postgres lint format migrate seed bench fuzz soak clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.installed
+
+## Install, migrate the SQLite default, seed the demo workspace, print a key, serve on :8000.
+run: install
+	DEBUG=1 $(BIN)/python manage.py migrate --noinput
+	DEBUG=1 $(BIN)/python manage.py createcachetable
+	@DEBUG=1 $(BIN)/python manage.py seed_demo --print-key > .demo-key.log
+	@key=$$(tail -n 1 .demo-key.log); rm -f .demo-key.log; \
+	echo; echo "Demo workspace ready. API key (shown once, keep it):"; echo "  $$key"; echo; \
+	echo "Try:"; \
+	echo "  curl -s http://$(HOST):$(PORT)/v1/agent/sql -H 'Authorization: ApiKey $$key' -H 'Content-Type: application/json' -d '{\"sql\": \"SELECT card_id, front_text, tags FROM cards WHERE tags OVERLAP (''english'') LIMIT 5\"}'"; \
+	echo; echo "Discovery: http://$(HOST):$(PORT)/v1/   Admin: http://$(HOST):$(PORT)/admin/   MCP: http://$(HOST):$(PORT)/mcp"; echo
+	DEBUG=1 $(BIN)/uvicorn config.asgi:application --host $(HOST) --port $(PORT)
+
+## Install and run the whole suite on SQLite (the default database).
+test: install
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+## The same suite against PostgreSQL (DATABASE_URL, default $(PG_URL)).
+test-postgres: install
+	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
