@@ -118,10 +118,15 @@ LOGIN_URL = "/admin/login/"
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024 + 1024
 
+# The rate limit counts requests in this cache, so it must be shared by every worker process: the
+# default is a directory on disk (no setup step); production sets Redis or Memcached via
+# CACHE_BACKEND / CACHE_LOCATION (docs/deployment.md).
 CACHES = {
     "default": {
-        "BACKEND": os.environ.get("CACHE_BACKEND", "django.core.cache.backends.locmem.LocMemCache"),
-        "LOCATION": os.environ.get("CACHE_LOCATION", "flashcards"),
+        "BACKEND": os.environ.get(
+            "CACHE_BACKEND", "django.core.cache.backends.filebased.FileBasedCache"
+        ),
+        "LOCATION": os.environ.get("CACHE_LOCATION", str(BASE_DIR / "var" / "cache")),
     }
 }
 
@@ -135,10 +140,11 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["flashcards.api.parsers.SafeJSONParser"],
     "EXCEPTION_HANDLER": "flashcards.api.envelope.exception_handler",
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_THROTTLE_CLASSES": ["flashcards.api.throttling.AgentRateThrottle"],
 }
 
 # Requests per minute per API key; 0 disables the limit.
@@ -149,6 +155,21 @@ FLASHCARDS_DSL: dict[str, object] = {}
 
 SERVICE_NAME = "flashcards-sql"
 SERVICE_VERSION = "0.1.0"
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Flashcards agent API",
+    "DESCRIPTION": (
+        "REST routes of the flashcards backend. Agents start at GET /v1/ (discovery); the SQL "
+        "dialect is documented at /v1/agent/grammar. Authenticate with 'Authorization: ApiKey "
+        "fca_…' (or 'Bearer fca_…')."
+    ),
+    "VERSION": SERVICE_VERSION,
+    "SERVE_INCLUDE_SCHEMA": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "dsl.openapi.add_examples",
+    ],
+}
 
 LOGGING = {
     "version": 1,
