@@ -1,0 +1,1 @@
+"""The agent SQL dialect: lexer → parser → ast → validator (against the resource registry) → compiler → executor."""
