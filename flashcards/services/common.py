@@ -3,6 +3,7 @@ and change-log allocation."""
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -113,6 +114,29 @@ def record_changes(
     workspace.last_change_id = numbers[-1]
     Workspace.objects.filter(pk=workspace.pk).update(last_change_id=workspace.last_change_id)
     return numbers
+
+
+def check_storable(value: object, path: str) -> None:
+    """Refuse values no database can store — NUL characters, lone surrogates, NaN / Infinity
+    (which Python's JSON parser accepts) — naming where they are, before they reach a query."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise DomainError(f"{path} must not contain NUL characters.", field=path)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise DomainError(
+                f"{path} is not valid Unicode text (lone surrogate).", field=path
+            ) from exc
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise DomainError(f"{path}: {value} is not a JSON number.", field=path)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_storable(key, path)
+            check_storable(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            check_storable(item, f"{path}[{index}]")
 
 
 def check_bulk_size(count: int, what: str) -> None:

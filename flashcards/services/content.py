@@ -18,6 +18,7 @@ from flashcards.services.common import (
     NotFoundError,
     WriteContext,
     check_bulk_size,
+    check_storable,
     lock_workspace,
     now_ms,
     record_changes,
@@ -33,6 +34,8 @@ from flashcards.services.tags import (
 CARD_WRITABLE = ("front_text", "back_text", "card_type", "tags", "effort_level")
 DECK_WRITABLE = ("name", "effort_levels", "tags")
 MAX_TEXT_LENGTH = 20_000
+# Card.card_type is a varchar(100): PostgreSQL would refuse a longer value mid-write.
+MAX_CARD_TYPE_LENGTH = 100
 
 
 def _text(value: object, field: str, *, required_non_empty: bool) -> str:
@@ -40,8 +43,7 @@ def _text(value: object, field: str, *, required_non_empty: bool) -> str:
         raise DomainError(f"{field} must not be NULL.", field=field)
     if not isinstance(value, str):
         raise DomainError(f"{field} must be a string.", field=field)
-    if "\x00" in value:
-        raise DomainError(f"{field} must not contain NUL characters.", field=field)
+    check_storable(value, field)
     value = value.strip()
     if required_non_empty and not value:
         raise DomainError(f"{field} must not be empty.", field=field)
@@ -98,6 +100,10 @@ def clean_card_fields(values: Mapping[str, Any], *, creating: bool) -> dict[str,
             if card_type is None
             else _text(card_type, "card_type", required_non_empty=False)
         ) or "basic"
+        if len(cleaned["card_type"]) > MAX_CARD_TYPE_LENGTH:
+            raise DomainError(
+                f"card_type may be at most {MAX_CARD_TYPE_LENGTH} characters.", field="card_type"
+            )
     elif creating:
         cleaned["card_type"] = "basic"
     if "effort_level" in values:

@@ -6,7 +6,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 
 from flashcards.models import CardTag, DeckTag, Tag, Workspace
-from flashcards.services.common import DomainError
+from flashcards.services.common import DomainError, check_storable
 
 MAX_TAG_LENGTH = 255
 MAX_TAGS = 100
@@ -31,8 +31,7 @@ def normalize_tags(raw: object, *, field: str = "tags") -> list[str]:
         tag = unicodedata.normalize("NFC", item).strip()
         if not tag:
             continue
-        if "\x00" in tag:
-            raise DomainError(f"{field} must not contain NUL characters.", field=field)
+        check_storable(tag, field)
         if len(tag) > MAX_TAG_LENGTH:
             raise DomainError(
                 f"A tag may be at most {MAX_TAG_LENGTH} characters long.", field=field
