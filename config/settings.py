@@ -113,6 +113,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# Serve app static files (admin, DRF, Swagger) straight from the apps, so `make run` under
+# uvicorn needs no collectstatic step; production may still run collectstatic.
+WHITENOISE_USE_FINDERS = True
 
 LOGIN_URL = "/admin/login/"
 

@@ -21,6 +21,7 @@ from flashcards.api.envelope import success
 from flashcards.api.workspace import request_workspace
 from flashcards.models import Workspace
 from flashcards.services import DomainError
+from flashcards.services.common import MAX_NESTING
 from flashcards.services.sync import MAX_PUSH_OPERATIONS, PushOperation, push_operations
 from flashcards.services.sync_feed import (
     MAX_BOOTSTRAP_LIMIT,
@@ -30,7 +31,6 @@ from flashcards.services.sync_feed import (
     pull_changes,
     review_history_page,
 )
-from flashcards.services.sync_payloads import MAX_NESTING
 
 # The body's own levels (body, operations, operation) above a payload's allowed nesting.
 MAX_BODY_NESTING = MAX_NESTING + 3

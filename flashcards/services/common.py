@@ -116,27 +116,35 @@ def record_changes(
     return numbers
 
 
+MAX_NESTING = 32
+
+
 def check_storable(value: object, path: str) -> None:
     """Refuse values no database can store — NUL characters, lone surrogates, NaN / Infinity
-    (which Python's JSON parser accepts) — naming where they are, before they reach a query."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise DomainError(f"{path} must not contain NUL characters.", field=path)
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise DomainError(
-                f"{path} is not valid Unicode text (lone surrogate).", field=path
-            ) from exc
-    elif isinstance(value, float) and not math.isfinite(value):
-        raise DomainError(f"{path}: {value} is not a JSON number.", field=path)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            check_storable(key, path)
-            check_storable(item, f"{path}.{key}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            check_storable(item, f"{path}[{index}]")
+    (which Python's JSON parser accepts) and nesting deeper than MAX_NESTING — naming where they
+    are, before they reach a query. Iterative, so no input can exhaust the stack."""
+    pending: list[tuple[object, str, int]] = [(value, path, 0)]
+    while pending:
+        item, where, depth = pending.pop()
+        if depth > MAX_NESTING:
+            raise DomainError(f"{path} is nested more than {MAX_NESTING} levels deep.", field=path)
+        if isinstance(item, str):
+            if "\x00" in item:
+                raise DomainError(f"{where} must not contain NUL characters.", field=path)
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise DomainError(
+                    f"{where} is not valid Unicode text (lone surrogate).", field=path
+                ) from exc
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise DomainError(f"{where}: {item} is not a JSON number.", field=path)
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                pending.append((key, where, depth + 1))
+                pending.append((child, f"{where}.{key}", depth + 1))
+        elif isinstance(item, (list, tuple)):
+            pending.extend((child, f"{where}[{i}]", depth + 1) for i, child in enumerate(item))
 
 
 def check_bulk_size(count: int, what: str) -> None:

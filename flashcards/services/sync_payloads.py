@@ -11,14 +11,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flashcards.models import FSRS_STATES, Card
-from flashcards.services.common import DomainError, truncate_ms
+from flashcards.services.common import DomainError, check_storable, truncate_ms
 from flashcards.services.scheduling import SCHEDULE_FIELDS
 
 MAX_LABEL_LENGTH = 200
 MAX_INT = 2**31 - 1
 MAX_METADATA_CHARS = 16_000
 # Deeper JSON could not be stored and rendered back without hitting Python's recursion limit.
-MAX_NESTING = 32
 
 NEW_SCHEDULE: dict[str, Any] = {
     "fsrs_card_state": "new",
@@ -33,29 +32,6 @@ NEW_SCHEDULE: dict[str, Any] = {
 }
 # Scheduling memory: all null for a new card, all set otherwise (domain.md §2).
 FSRS_MEMORY = ("fsrs_stability", "fsrs_difficulty", "fsrs_last_reviewed_at", "fsrs_scheduled_days")
-
-
-def check_storable(value: object, path: str) -> None:
-    """Refuse what no database column can hold: NUL characters, lone surrogates, and nesting
-    deeper than MAX_NESTING. Iterative, so no input can exhaust the stack."""
-    pending: list[tuple[object, str, int]] = [(value, path, 0)]
-    while pending:
-        item, where, depth = pending.pop()
-        if depth > MAX_NESTING:
-            raise DomainError(f"{path} is nested more than {MAX_NESTING} levels deep.", field=path)
-        if isinstance(item, str):
-            if "\x00" in item:
-                raise DomainError(f"{where} must not contain NUL characters.", field=path)
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise DomainError(f"{where} is not valid Unicode text.", field=path) from exc
-        elif isinstance(item, dict):
-            for key, child in item.items():
-                pending.append((key, where, depth + 1))
-                pending.append((child, f"{where}.{key}", depth + 1))
-        elif isinstance(item, list):
-            pending.extend((child, f"{where}[{i}]", depth + 1) for i, child in enumerate(item))
 
 
 def label(value: object, field: str, max_length: int = MAX_LABEL_LENGTH) -> str:
