@@ -13,7 +13,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
 from flashcards.models import ApiKey, Workspace
-from flashcards.services.common import DomainError, now_ms
+from flashcards.services.common import DomainError, check_storable, now_ms
 from flashcards.services.workspaces import get_member_workspace
 
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -39,6 +39,7 @@ def hash_secret(secret: str) -> str:
 def clean_label(label: object) -> str:
     if not isinstance(label, str) or not (1 <= len(label.strip()) <= 120):
         raise DomainError("A key label must be 1 to 120 characters.", field="label")
+    check_storable(label, "label")
     return label.strip()
 
 

@@ -21,6 +21,7 @@ from flashcards.scheduling import (
 from flashcards.services.common import (
     DomainError,
     WriteContext,
+    check_storable,
     format_timestamp,
     lock_workspace,
     now_ms,
@@ -115,6 +116,7 @@ def _clean_client_event_id(value: object) -> str:
             "client_event_id must be a non-empty string of at most 200 characters.",
             field="client_event_id",
         )
+    check_storable(value, "client_event_id")
     return value.strip()
 
 

@@ -9,7 +9,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
 from flashcards.models import ApiKey, Membership, UserProfile, Workspace
-from flashcards.services.common import DomainError, NotFoundError, now_ms
+from flashcards.services.common import DomainError, NotFoundError, check_storable, now_ms
 
 DEFAULT_WORKSPACE_NAME = "Personal"
 
@@ -28,8 +28,7 @@ def clean_workspace_name(name: object) -> str:
     name = name.strip()
     if len(name) > 200:
         raise DomainError("Workspace name may be at most 200 characters.", field="name")
-    if "\x00" in name:
-        raise DomainError("Workspace name must not contain NUL characters.", field="name")
+    check_storable(name, "name")
     return name
 
 
