@@ -1,6 +1,37 @@
+"""The one ASGI application: /mcp goes to the MCP server (dsl.mcp), everything else to Django.
+
+Serve it with uvicorn (`make run`) or gunicorn with uvicorn workers; see docs/deployment.md.
+Lifespan events go to the MCP app, whose session manager must run while the server is up
+(Django itself has no lifespan handling)."""
+
+from __future__ import annotations
+
 import os
 
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-application = get_asgi_application()
+django_application = get_asgi_application()
+
+from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
+
+from dsl.mcp import MCP_PATH, build_app  # noqa: E402  (needs Django set up first)
+
+
+def make_application() -> ASGIApp:
+    """A fresh application; tests build one per live server because the MCP session manager
+    can only be started once."""
+    mcp_app = build_app()
+
+    async def application(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan" or (
+            scope["type"] == "http" and scope["path"].rstrip("/") == MCP_PATH
+        ):
+            await mcp_app(scope, receive, send)
+            return
+        await django_application(scope, receive, send)
+
+    return application
+
+
+application = make_application()

@@ -9,3 +9,6 @@ os.environ.setdefault("AGENT_RATE_LIMIT", "0")
 from config.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# One process, so an in-memory cache is enough and tests never share state through the disk.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

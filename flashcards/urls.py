@@ -1,3 +1,55 @@
 """Routes of the flashcards app (commands, discovery, sync). The dialect's routes live in dsl.urls."""
 
-urlpatterns: list = []
+from django.urls import path, re_path
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
+
+from flashcards.api.sync_views import (
+    SyncBootstrapView,
+    SyncPullView,
+    SyncPushView,
+    SyncReviewHistoryPullView,
+)
+from flashcards.api.views_account import MeView, SelectWorkspaceView, WorkspacesView
+from flashcards.api.views_commands import ResetProgressView, ReviewsView, SchedulerSettingsView
+from flashcards.api.views_discovery import AgentDiscoveryView, DiscoveryView
+
+urlpatterns = [
+    path("v1/", DiscoveryView.as_view(), name="discovery"),
+    re_path(r"^v1/agent/?$", AgentDiscoveryView.as_view(), name="agent-discovery"),
+    path("v1/agent/me", MeView.as_view(), name="agent-me"),
+    path("v1/agent/workspaces", WorkspacesView.as_view(), name="agent-workspaces"),
+    path(
+        "v1/agent/workspaces/<str:workspace_id>/select",
+        SelectWorkspaceView.as_view(),
+        name="agent-select-workspace",
+    ),
+    path("v1/agent/reviews", ReviewsView.as_view(), name="agent-reviews"),
+    path(
+        "v1/agent/workspace/scheduler-settings",
+        SchedulerSettingsView.as_view(),
+        name="agent-scheduler-settings",
+    ),
+    path(
+        "v1/agent/workspace/reset-progress",
+        ResetProgressView.as_view(),
+        name="agent-reset-progress",
+    ),
+    path("v1/workspaces/<str:workspace_id>/sync/push", SyncPushView.as_view(), name="sync-push"),
+    path("v1/workspaces/<str:workspace_id>/sync/pull", SyncPullView.as_view(), name="sync-pull"),
+    path(
+        "v1/workspaces/<str:workspace_id>/sync/bootstrap",
+        SyncBootstrapView.as_view(),
+        name="sync-bootstrap",
+    ),
+    path(
+        "v1/workspaces/<str:workspace_id>/sync/review-history/pull",
+        SyncReviewHistoryPullView.as_view(),
+        name="sync-review-history-pull",
+    ),
+    path("v1/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
+    path(
+        "v1/docs",
+        SpectacularSwaggerView.as_view(url_name="openapi-schema"),
+        name="openapi-docs",
+    ),
+]

@@ -1,0 +1,38 @@
+"""GET /v1/agent/grammar (no auth): the dialect's reference as an HTML page, or as the JSON
+envelope with `?format=json` / `Accept: application/json`. Rendered from dsl.reference."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.csrf import csrf_exempt
+
+from dsl.reference import reference
+from flashcards.api.envelope import error_body, success_body
+
+JSON_INSTRUCTIONS = (
+    "Write statements with these resources, columns and operators, then POST them as "
+    '{"sql": "..."} to /v1/agent/sql (see docs.discoveryUrl for every route).'
+)
+
+
+def wants_json(request: HttpRequest) -> bool:
+    if request.GET.get("format") == "json":
+        return True
+    accept = request.headers.get("Accept", "")
+    return "application/json" in accept and "text/html" not in accept
+
+
+# Read-only page: exempt so a stray POST gets the JSON 405 envelope instead of the CSRF HTML page.
+@csrf_exempt
+def grammar(request: HttpRequest) -> HttpResponse:
+    if request.method not in ("GET", "HEAD"):
+        body = error_body(
+            request, "METHOD_NOT_ALLOWED", f"Method {request.method} not allowed; use GET."
+        )
+        return JsonResponse(body, status=405, headers={"Allow": "GET, HEAD"})
+    data = reference()
+    if wants_json(request):
+        body = success_body(request, data, JSON_INSTRUCTIONS)
+        return JsonResponse(body, json_dumps_params={"ensure_ascii": False})
+    return render(request, "dsl/grammar.html", {"ref": data})

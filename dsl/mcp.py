@@ -1,0 +1,466 @@
+"""The agent tools over the Model Context Protocol (domain.md §4a): Streamable HTTP at /mcp,
+stateless, JSON responses, on the official `mcp` SDK's MCPServer.
+
+Each tool is a thin adapter over the same code the REST routes run — `dsl.service.run_sql` for
+the three SQL tools, `flashcards.api.commands` for the others — and returns the REST envelope as
+JSON text plus structured content, with `isError` when `ok` is false. Authentication is the API key
+as a Bearer token, checked by `ApiKeyMiddleware` before the SDK sees the request; the tools find
+the key on the HTTP request the SDK hands them. ORM work runs through `sync_to_async` with
+thread_sensitive=True, as Django requires from async code.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.core.exceptions import DisallowedHost
+from django.core.handlers.asgi import ASGIRequest
+from django.db import close_old_connections
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+from rest_framework.exceptions import Throttled
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from dsl.querylog import log_failure
+from dsl.reference import schema_summary
+from dsl.resources import get_resource
+from flashcards.api import commands
+from flashcards.api.authentication import key_from_header
+from flashcards.api.envelope import (
+    docs_for,
+    error_body,
+    error_response_for,
+    request_id_of,
+    success_body,
+)
+from flashcards.api.middleware import MAX_BODY_BYTES
+from flashcards.api.throttling import consume, retry_after_seconds
+from flashcards.api.workspace import request_workspace
+from flashcards.services import InvalidApiKey, authenticate_api_key
+
+logger = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"
+SCOPE_REQUEST = "flashcards.request"
+"""Scope key under which ApiKeyMiddleware leaves the authenticated Django request for the tools."""
+
+WorkspaceId = Annotated[
+    str | None,
+    Field(
+        description=(
+            "Optional workspace_id to act on instead of the key's selected workspace "
+            "(see list_workspaces)."
+        )
+    ),
+]
+
+SERVER_INSTRUCTIONS = (
+    "Flashcards stored behind one SQL-shaped language. Start with sql_query 'SHOW TABLES', then "
+    "'DESCRIBE cards'. Reads return at most 100 rows (page with OFFSET while data.hasMore). "
+    "front_text is the prompt only, back_text the answer. A write statement affects at most 100 "
+    "rows. Record reviews with submit_review; scheduler settings and progress resets are REST "
+    "commands (see docs.discoveryUrl). Every result is an envelope: read ok, data, "
+    "instructions and error, and follow instructions."
+)
+
+
+# --- authentication ----------------------------------------------------------------------------
+
+
+def _authenticate(scope: Scope) -> ASGIRequest:
+    """A Django request for this HTTP call (absolute URLs, request id, user and key); raises
+    _Refused with the 401 envelope when the key is missing or invalid."""
+    close_old_connections()
+    request = ASGIRequest(scope, io.BytesIO())
+    request.get_host()  # raises DisallowedHost outside ALLOWED_HOSTS, as for every Django view
+    request.request_id = str(uuid.uuid4())  # type: ignore[attr-defined]
+    header = request.headers.get("Authorization", "")
+    raw = key_from_header(header) if header else None
+    if not header:
+        raise _Refused(
+            401,
+            error_body(
+                request,
+                "AUTH_UNAUTHORIZED",
+                "Send the API key as 'Authorization: Bearer fca_…'.",
+            ),
+        )
+    if raw is None:
+        raise _Refused(
+            401,
+            error_body(
+                request,
+                "AGENT_API_KEY_INVALID",
+                "Unsupported Authorization scheme; use 'Bearer fca_…'.",
+            ),
+        )
+    try:
+        api_key = authenticate_api_key(raw)
+    except InvalidApiKey as exc:
+        raise _Refused(401, error_body(request, "AGENT_API_KEY_INVALID", str(exc))) from exc
+    request.user = api_key.user
+    request.auth = api_key  # type: ignore[attr-defined]
+    return request
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, body: dict[str, Any]) -> None:
+        super().__init__(body["error"]["message"])
+        self.status = status
+        self.body = body
+
+
+class ApiKeyMiddleware:
+    """Reject /mcp calls without a valid API key (401 envelope) and hosts outside ALLOWED_HOSTS
+    (400), before the SDK parses anything."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        try:
+            request = await sync_to_async(_authenticate, thread_sensitive=True)(scope)
+        except _Refused as refused:
+            headers = {"www-authenticate": "Bearer", "x-request-id": refused.body["requestId"]}
+            await _send_json(send, refused.status, refused.body, headers)
+            return
+        except DisallowedHost as exc:
+            await _send_json(send, 400, {"error": str(exc)}, {})
+            return
+        await self.app({**scope, SCOPE_REQUEST: request}, receive, send)
+
+
+async def _send_json(
+    send: Send, status: int, body: dict[str, Any], headers: dict[str, str]
+) -> None:
+    payload = json.dumps(body, ensure_ascii=False).encode()
+    raw_headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(payload)).encode()),
+    ]
+    raw_headers += [(k.encode(), v.encode()) for k, v in headers.items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
+# --- running one tool call ---------------------------------------------------------------------
+
+
+def _call_request(ctx: Context) -> ASGIRequest:
+    """The authenticated request of this call, with a fresh request id per tool call."""
+    http_request = ctx.request_context.request
+    scope = getattr(http_request, "scope", None) or {}
+    request = scope.get(SCOPE_REQUEST)
+    if request is None:
+        raise RuntimeError("MCP tool called without ApiKeyMiddleware in front of it")
+    request.request_id = str(uuid.uuid4())
+    return request
+
+
+def _result(body: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
+        structured_content=body,
+        is_error=not body.get("ok", False),
+    )
+
+
+def _run(request: ASGIRequest, work: Callable[[ASGIRequest], dict[str, Any]]) -> dict[str, Any]:
+    """Rate-limit, run `work`, and turn any failure into the same envelope REST would send."""
+    close_old_connections()
+    try:
+        wait = consume(f"key:{request.auth.pk}")  # type: ignore[attr-defined]
+        if wait is not None:
+            raise Throttled(wait=retry_after_seconds(wait))
+        return work(request)
+    except Exception as exc:  # every failure becomes an envelope; unexpected ones are logged there
+        return error_response_for(exc, request).data
+    finally:
+        close_old_connections()
+
+
+async def _tool(ctx: Context, work: Callable[[ASGIRequest], dict[str, Any]]) -> CallToolResult:
+    request = _call_request(ctx)
+    body = await sync_to_async(_run, thread_sensitive=True)(request, work)
+    return _result(body)
+
+
+def _command(result: commands.CommandResult, request: ASGIRequest) -> dict[str, Any]:
+    return success_body(request, result.data, result.instructions)
+
+
+def _sql_work(
+    sql: str, mode: Literal["any", "read", "write"], dry_run: bool, workspace_id: str | None
+) -> Callable[[ASGIRequest], dict[str, Any]]:
+    def work(request: ASGIRequest) -> dict[str, Any]:
+        from dsl.service import run_sql
+
+        started = time.perf_counter()
+        api_key = request.auth  # type: ignore[attr-defined]
+        try:
+            workspace = request_workspace(request, workspace_id)
+        except Exception as exc:
+            response = error_response_for(exc, request)
+            log_failure(
+                request,
+                surface="mcp",
+                body=response.data,
+                status_code=response.status_code,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                sql=sql,
+            )
+            return response.data
+        outcome = run_sql(
+            sql=sql,
+            workspace=workspace,
+            user=request.user,
+            api_key=api_key,
+            surface="mcp",
+            mode=mode,
+            dry_run=dry_run,
+            request_id=request_id_of(request),
+            docs=docs_for(request),
+        )
+        return outcome.body
+
+    return work
+
+
+# --- tool descriptions, generated from the resource registry ------------------------------------
+
+
+def _columns(resource_name: str) -> str:
+    resource = get_resource(resource_name)
+    return ", ".join(c.name for c in resource.readable_columns) if resource else ""
+
+
+def sql_description() -> str:
+    return (
+        "Run one or more statements of the flashcards SQL dialect (reads and writes; a batch with a "
+        "write is atomic). Statements: SHOW TABLES, DESCRIBE <resource>, SELECT, INSERT, UPDATE, "
+        "DELETE — one resource per statement, no JOINs. LIMIT defaults to and caps at 100; UPDATE "
+        "and DELETE need a WHERE matching at most 100 rows. front_text is the prompt only, "
+        "back_text the answer. Resources:\n" + schema_summary()
+    )
+
+
+def sql_query_description() -> str:
+    return (
+        "Read-only: SHOW TABLES, DESCRIBE <resource> and SELECT in the flashcards SQL dialect "
+        "(writes are refused with reason wrong_endpoint). LIMIT defaults to and caps at 100; page "
+        "with OFFSET while data.hasMore. Resources:\n" + schema_summary()
+    )
+
+
+def sql_execute_description() -> str:
+    return (
+        "Writes only: INSERT, UPDATE and DELETE on the writable resources (reads are refused with "
+        "reason wrong_endpoint). INSERT needs a column list and at most 100 rows; UPDATE and DELETE "
+        "need a WHERE matching at most 100 rows; DELETE is a soft delete. Writable columns:\n"
+        + schema_summary(writable_only=True)
+    )
+
+
+def submit_review_description() -> str:
+    return (
+        "Record that the learner answered a card and reschedule it with FSRS on the server. "
+        "rating: 0/again, 1/hard, 2/good, 3/easy. reviewed_at: ISO-8601, default now, not before the "
+        "card's last review. client_event_id makes it idempotent (a repeat returns the first "
+        f"result). Returns data.review_event ({_columns('review_events')}) and data.card "
+        f"({_columns('cards')})."
+    )
+
+
+def list_workspaces_description() -> str:
+    return (
+        "List the workspaces this key's user belongs to (oldest first, at most `limit` per page, "
+        "continue with `cursor` = data.nextCursor). Each row has "
+        f"{_columns('workspace')}, plus role and selected."
+    )
+
+
+def select_workspace_description() -> str:
+    return (
+        "Select the workspace every later statement of this key runs in (until changed). "
+        "Returns data.workspace with " + _columns("workspace") + "."
+    )
+
+
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+
+def build_server() -> MCPServer:
+    server: MCPServer = MCPServer(
+        name=settings.SERVICE_NAME,
+        version=settings.SERVICE_VERSION,
+        instructions=SERVER_INSTRUCTIONS,
+    )
+
+    async def sql(
+        ctx: Context,
+        sql: Annotated[str, Field(description="Statements separated by ';'.")],
+        dry_run: Annotated[bool, Field(description="Run, report, then roll back.")] = False,
+        workspace_id: WorkspaceId = None,
+    ) -> CallToolResult:
+        return await _tool(ctx, _sql_work(sql, "any", dry_run, workspace_id))
+
+    async def sql_query(
+        ctx: Context,
+        sql: Annotated[str, Field(description="SHOW TABLES, DESCRIBE or SELECT statements.")],
+        workspace_id: WorkspaceId = None,
+    ) -> CallToolResult:
+        return await _tool(ctx, _sql_work(sql, "read", False, workspace_id))
+
+    async def sql_execute(
+        ctx: Context,
+        sql: Annotated[str, Field(description="INSERT, UPDATE or DELETE statements.")],
+        dry_run: Annotated[bool, Field(description="Run, report, then roll back.")] = False,
+        workspace_id: WorkspaceId = None,
+    ) -> CallToolResult:
+        return await _tool(ctx, _sql_work(sql, "write", dry_run, workspace_id))
+
+    async def submit_review(
+        ctx: Context,
+        card_id: Annotated[str, Field(description="card_id of the reviewed card.")],
+        rating: Annotated[int | str, Field(description="0..3 or again / hard / good / easy.")],
+        reviewed_at: Annotated[
+            str | None, Field(description="ISO-8601 time of the answer; default now.")
+        ] = None,
+        client_event_id: Annotated[
+            str | None, Field(description="Idempotency key for this review.")
+        ] = None,
+        review_event_id: Annotated[
+            str | None, Field(description="Optional UUID for the new review event.")
+        ] = None,
+        workspace_id: WorkspaceId = None,
+    ) -> CallToolResult:
+        body = {
+            "card_id": card_id,
+            "rating": rating,
+            "reviewed_at": reviewed_at,
+            "client_event_id": client_event_id,
+            "review_event_id": review_event_id,
+        }
+
+        def work(request: ASGIRequest) -> dict[str, Any]:
+            workspace = request_workspace(request, workspace_id)
+            return _command(commands.submit_review(workspace, body), request)
+
+        return await _tool(ctx, work)
+
+    async def list_workspaces(
+        ctx: Context,
+        limit: Annotated[int | None, Field(description="1..100, default 100.")] = None,
+        cursor: Annotated[
+            str | None, Field(description="data.nextCursor of the last page.")
+        ] = None,
+        workspace_id: WorkspaceId = None,
+    ) -> CallToolResult:
+        def work(request: ASGIRequest) -> dict[str, Any]:
+            if workspace_id:
+                # Listing is not scoped to one workspace; the id is still checked so a foreign
+                # id answers WORKSPACE_NOT_FOUND like every other tool.
+                request_workspace(request, workspace_id)
+            result = commands.list_workspaces(
+                request.user, request.auth, limit=limit, cursor=cursor
+            )
+            return _command(result, request)
+
+        return await _tool(ctx, work)
+
+    async def select_workspace(
+        ctx: Context,
+        workspace_id: Annotated[str, Field(description="workspace_id to select.")],
+    ) -> CallToolResult:
+        def work(request: ASGIRequest) -> dict[str, Any]:
+            result = commands.select_workspace(request.user, request.auth, workspace_id)
+            return _command(result, request)
+
+        return await _tool(ctx, work)
+
+    server.add_tool(
+        sql,
+        description=sql_description(),
+        annotations=ToolAnnotations(
+            title="Run SQL (read and write)",
+            read_only_hint=False,
+            destructive_hint=True,
+            idempotent_hint=False,
+            open_world_hint=False,
+        ),
+    )
+    server.add_tool(
+        sql_query,
+        description=sql_query_description(),
+        annotations=READ_ONLY.model_copy(update={"title": "Run a read-only query"}),
+    )
+    server.add_tool(
+        sql_execute,
+        description=sql_execute_description(),
+        annotations=ToolAnnotations(
+            title="Run SQL writes",
+            read_only_hint=False,
+            destructive_hint=True,
+            idempotent_hint=False,
+            open_world_hint=False,
+        ),
+    )
+    server.add_tool(
+        submit_review,
+        description=submit_review_description(),
+        annotations=ToolAnnotations(
+            title="Submit a review",
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=False,
+            open_world_hint=False,
+        ),
+    )
+    server.add_tool(
+        list_workspaces,
+        description=list_workspaces_description(),
+        annotations=READ_ONLY.model_copy(update={"title": "List workspaces"}),
+    )
+    server.add_tool(
+        select_workspace,
+        description=select_workspace_description(),
+        annotations=ToolAnnotations(
+            title="Select a workspace",
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+    )
+    return server
+
+
+def build_app() -> ASGIApp:
+    """A fresh ASGI app serving /mcp. Its lifespan runs the SDK's session manager, which can only
+    run once, hence a factory rather than a module-level app."""
+    server = build_server()
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        json_response=True,
+        stateless_http=True,
+        max_request_body_size=MAX_BODY_BYTES,
+        # Host checks are Django's ALLOWED_HOSTS (in ApiKeyMiddleware); the SDK's own defaults
+        # would only admit localhost.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    return ApiKeyMiddleware(app)
