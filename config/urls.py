@@ -6,3 +6,6 @@ urlpatterns = [
     path("", include("dsl.urls")),
     path("", include("flashcards.urls")),
 ]
+
+handler404 = "flashcards.api.handlers.not_found"
+handler500 = "flashcards.api.handlers.server_error"
