@@ -166,6 +166,12 @@ def submit_review(
             f"({format_timestamp(card.fsrs_last_reviewed_at)}); reviews must be in order.",
             field="reviewed_at",
         ) from exc
+    except OverflowError as exc:
+        # A review date near year 9999 pushes the next due date past what datetime can hold.
+        raise DomainError(
+            f"reviewed_at {format_timestamp(when)} is too far in the future to schedule.",
+            field="reviewed_at",
+        ) from exc
     client_at, replica, operation = context.stamp(at)
     apply_schedule(card, schedule)
     card.updated_at = at

@@ -214,3 +214,12 @@ def test_review_time_is_truncated_to_milliseconds(workspace):
     event = services.submit_review(workspace, card.id, GOOD, reviewed_at=at).review_event
     event.refresh_from_db()
     assert event.reviewed_at_client == datetime(2026, 3, 5, 10, 0, 0, 999000, tzinfo=UTC)
+
+
+@pytest.mark.django_db
+def test_review_too_far_in_the_future_is_a_domain_error(workspace):
+    card = make_card(workspace)
+    with pytest.raises(services.DomainError, match="too far in the future"):
+        services.submit_review(
+            workspace, card.id, "easy", reviewed_at=datetime(9999, 12, 31, tzinfo=UTC)
+        )
