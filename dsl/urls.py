@@ -1,3 +1,13 @@
 """Routes of the SQL endpoint."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from dsl.grammar import grammar
+from dsl.views import SqlExecuteView, SqlQueryView, SqlView
+
+urlpatterns: list = [
+    path("v1/agent/grammar", grammar, name="grammar"),
+    path("v1/agent/sql", SqlView.as_view(), name="agent-sql"),
+    path("v1/agent/sql/query", SqlQueryView.as_view(), name="agent-sql-query"),
+    path("v1/agent/sql/execute", SqlExecuteView.as_view(), name="agent-sql-execute"),
+]

@@ -1,0 +1,271 @@
+"""Every difference between SQLite and PostgreSQL that the dialect cares about, in one place.
+
+The compiler asks this module for expressions and lookups whose meaning is the same on both
+databases (dsl.md §6); nothing else in ``dsl`` looks at ``connection.vendor``:
+
+- LIKE is case-sensitive and ILIKE case-insensitive on both (SQLite's LIKE folds ASCII case, so
+  LIKE becomes GLOB there). Patterns follow PostgreSQL: ``%`` any run, ``_`` one character, a
+  backslash makes the next character literal.
+- uuid columns match LIKE in their canonical dashed lower-case text (SQLite stores 32 hex digits).
+- string order: case-insensitive, then a code point tie-break (``COLLATE "C"`` on PostgreSQL, whose
+  default collation is the locale's; SQLite's BINARY already is code point order).
+- nulls first for ASC and last for DESC (PostgreSQL's default is the opposite for ASC).
+- ``DATE(col)`` is the UTC calendar date on both.
+- "JSON array holds this value" (decks.effort_levels): jsonb ``@>`` / SQLite ``json_each``.
+- the per-request statement time limit: ``set_config('statement_timeout', …, true)`` inside the
+  request transaction on PostgreSQL, a progress handler that aborts the running statement after the
+  deadline on SQLite (the connection stays usable).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC
+from typing import Any
+
+from django.db import OperationalError, connection
+from django.db.models import BooleanField, Expression, F, Func, Lookup, TextField
+from django.db.models.expressions import OrderBy
+from django.db.models.functions import Collate, Lower, TruncDate
+
+# How many SQLite virtual-machine steps run between two deadline checks: about 0.1 ms of work,
+# so the check costs nothing measurable and a runaway statement stops within a millisecond.
+SQLITE_PROGRESS_STEPS = 10_000
+POSTGRES_QUERY_CANCELED = "57014"
+
+# A parsed LIKE pattern: literal characters, and the two wildcards as these markers.
+ANY_RUN = object()
+ONE_CHAR = object()
+
+
+def is_postgresql() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def parse_like_pattern(pattern: str) -> list[object]:
+    """Split a PostgreSQL-style LIKE pattern into literal characters and wildcard markers.
+    A trailing lone backslash is taken literally (PostgreSQL would reject the pattern)."""
+    parts: list[object] = []
+    chars = iter(pattern)
+    for char in chars:
+        if char == "\\":
+            parts.append(next(chars, "\\"))
+        elif char == "%":
+            parts.append(ANY_RUN)
+        elif char == "_":
+            parts.append(ONE_CHAR)
+        else:
+            parts.append(char)
+    return parts
+
+
+def _render_like(parts: list[object]) -> str:
+    """For LIKE with ``ESCAPE '\\'`` (both databases)."""
+    out = []
+    for part in parts:
+        if part is ANY_RUN:
+            out.append("%")
+        elif part is ONE_CHAR:
+            out.append("_")
+        else:
+            out.append("\\" + part if part in ("%", "_", "\\") else part)  # type: ignore[operator]
+    return "".join(out)
+
+
+def _render_glob(parts: list[object]) -> str:
+    """For SQLite's GLOB, which is case-sensitive; ``*``, ``?`` and ``[`` are escaped as classes."""
+    out = []
+    for part in parts:
+        if part is ANY_RUN:
+            out.append("*")
+        elif part is ONE_CHAR:
+            out.append("?")
+        else:
+            out.append(f"[{part}]" if part in ("*", "?", "[") else part)  # type: ignore[str-format]
+    return "".join(out)
+
+
+class _PatternMatch(Lookup):
+    """Base of the two pattern lookups. Used as expressions inside Q(), never registered on
+    fields, so they cannot leak into the rest of the project. ``operator`` is PostgreSQL's."""
+
+    prepare_rhs = False
+    operator = "LIKE"
+
+    def __init__(self, lhs: Expression | F, pattern: str) -> None:
+        super().__init__(lhs, pattern)
+        self.parts = parse_like_pattern(pattern)
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        lhs_sql, params = self.process_lhs(compiler, connection)
+        return f"{lhs_sql} {self.operator} %s ESCAPE '\\'", [*params, _render_like(self.parts)]
+
+
+class CaseSensitiveLike(_PatternMatch):
+    lookup_name = "dsl_like"
+
+    def as_sqlite(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        lhs_sql, params = self.process_lhs(compiler, connection)
+        return f"{lhs_sql} GLOB %s", [*params, _render_glob(self.parts)]
+
+
+class CaseInsensitiveLike(_PatternMatch):
+    lookup_name = "dsl_ilike"
+    operator = "ILIKE"
+
+    def as_sqlite(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        # SQLite's own LIKE is the case-insensitive one (ASCII folding, as Django's icontains).
+        lhs_sql, params = self.process_lhs(compiler, connection)
+        return f"{lhs_sql} LIKE %s ESCAPE '\\'", [*params, _render_like(self.parts)]
+
+
+def like(expr: Expression | F, pattern: str, *, case_insensitive: bool) -> Lookup:
+    lookup = CaseInsensitiveLike if case_insensitive else CaseSensitiveLike
+    return lookup(expr, pattern)
+
+
+class UuidText(Func):
+    """A uuid column as its canonical text ``xxxxxxxx-xxxx-…`` in lower case."""
+
+    output_field = TextField()
+
+    def __init__(self, expression: Expression | F) -> None:
+        super().__init__(expression)
+
+    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
+        sql, params = compiler.compile(self.source_expressions[0])
+        return f"CAST({sql} AS text)", list(params)
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
+        sql, params = compiler.compile(self.source_expressions[0])
+        pieces = [(1, 8), (9, 4), (13, 4), (17, 4), (21, 12)]
+        text = " || '-' || ".join(f"substr({sql}, {start}, {length})" for start, length in pieces)
+        return f"lower({text})", list(params) * len(pieces)
+
+
+class JsonArrayHas(Lookup):
+    """The JSON array in ``lhs`` holds the scalar ``rhs`` (exact, case-sensitive)."""
+
+    lookup_name = "dsl_json_array_has"
+    prepare_rhs = False
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        lhs_sql, params = self.process_lhs(compiler, connection)
+        return f"{lhs_sql} @> %s::jsonb", [*params, json.dumps([self.rhs])]
+
+    def as_sqlite(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        lhs_sql, params = self.process_lhs(compiler, connection)
+        return (
+            f"EXISTS (SELECT 1 FROM json_each({lhs_sql}) WHERE json_each.value = %s)",
+            [*params, self.rhs],
+        )
+
+    @property
+    def output_field(self) -> BooleanField:  # type: ignore[override]
+        return BooleanField()
+
+
+def json_array_has(field: str, value: str) -> Lookup:
+    return JsonArrayHas(F(field), value)
+
+
+def utc_date(expr: Expression | F) -> TruncDate:
+    return TruncDate(expr, tzinfo=UTC)
+
+
+def code_point_order(expr: Expression | F) -> Expression | F:
+    return Collate(expr, "C") if is_postgresql() else expr
+
+
+def order_by(
+    expr: Expression | F,
+    *,
+    descending: bool,
+    nulls_first: bool | None,
+    nullable: bool,
+    is_string: bool,
+) -> list[OrderBy]:
+    """ORDER BY terms for one dialect order item (dsl.md §6.3). Non-nullable columns get no
+    NULLS clause so PostgreSQL can still walk their indexes."""
+    if nulls_first is None:
+        nulls_first = not descending
+    nulls: dict[str, bool] = {}
+    if nullable:
+        nulls = {"nulls_first": True} if nulls_first else {"nulls_last": True}
+    keys: list[Expression | F] = (
+        [code_point_order(Lower(expr)), code_point_order(expr)] if is_string else [expr]
+    )
+    return [
+        key.desc(**nulls) if descending else key.asc(**nulls)  # type: ignore[union-attr]
+        for key in keys
+    ]
+
+
+class QueryTimeout(Exception):
+    """The request ran out of statement time (dsl.md §8)."""
+
+
+def is_timeout(exc: BaseException) -> bool:
+    """True for the database error raised when the deadline cut a statement short."""
+    if isinstance(exc, QueryTimeout):
+        return True
+    if not isinstance(exc, OperationalError):
+        return False
+    cause = exc.__cause__
+    if getattr(cause, "sqlstate", None) == POSTGRES_QUERY_CANCELED:
+        return True
+    return connection.vendor == "sqlite" and "interrupted" in str(exc).lower()
+
+
+class Deadline:
+    """The request's statement-time budget. ``arm()`` before each statement: it raises
+    QueryTimeout when the budget is spent and, on PostgreSQL, hands the rest of it to the server
+    (which must be inside the request transaction, as ``set_config(..., true)`` is local to it)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.expires_at = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        return self.expires_at - time.monotonic()
+
+    def arm(self) -> None:
+        remaining = self.remaining()
+        if remaining <= 0:
+            raise QueryTimeout()
+        if is_postgresql():
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT set_config('statement_timeout', %s, true)",
+                    [str(max(1, int(remaining * 1000)))],
+                )
+
+
+@contextmanager
+def statement_deadline(seconds: float) -> Iterator[Deadline]:
+    """Bound the database time of everything run inside. On SQLite a progress handler aborts the
+    running statement once the deadline passes; it is removed on exit."""
+    deadline = Deadline(seconds)
+    if connection.vendor != "sqlite":
+        yield deadline
+        return
+    connection.ensure_connection()
+    raw = connection.connection
+
+    def over_time() -> int:
+        return 1 if time.monotonic() > deadline.expires_at else 0
+
+    raw.set_progress_handler(over_time, SQLITE_PROGRESS_STEPS)
+    try:
+        yield deadline
+    finally:
+        raw.set_progress_handler(None, SQLITE_PROGRESS_STEPS)
+
+
+def read_transaction_needed() -> bool:
+    """Reads need a transaction only where the time limit is scoped to one (PostgreSQL). SQLite
+    opens write transactions with BEGIN IMMEDIATE, so wrapping reads would serialise them."""
+    return is_postgresql()

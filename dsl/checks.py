@@ -1,0 +1,53 @@
+"""Start-up check (``manage.py check``): every published column maps to a real model field or to
+an expression the compiler defines, so the registry cannot drift from the models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core import checks
+from django.core.exceptions import FieldDoesNotExist
+
+
+@checks.register(checks.Tags.models)
+def check_registry_columns(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    from dsl.compiler import EXPRESSION_COLUMNS, MODELS
+    from dsl.resources import RESOURCES
+
+    problems: list[checks.CheckMessage] = []
+    for resource in RESOURCES:
+        model = MODELS.get(resource.name)
+        if model is None:
+            problems.append(
+                checks.Error(
+                    f"Resource {resource.name!r} has no model in dsl.compiler.MODELS.",
+                    id="dsl.E001",
+                )
+            )
+            continue
+        for column in resource.columns:
+            where = f"{resource.name}.{column.name}"
+            if column.field is None:
+                if (resource.name, column.name) not in EXPRESSION_COLUMNS:
+                    problems.append(
+                        checks.Error(
+                            f"Column {where} has no model field and no compiler expression.",
+                            hint="Set Column.field or add it to dsl.compiler.EXPRESSION_COLUMNS.",
+                            id="dsl.E002",
+                        )
+                    )
+                continue
+            try:
+                model._meta.get_field(column.field)
+            except FieldDoesNotExist:
+                # Foreign keys are published by their column name (card_id); accept the attname.
+                attnames = {f.attname for f in model._meta.concrete_fields}
+                if column.field not in attnames:
+                    problems.append(
+                        checks.Error(
+                            f"Column {where} maps to {model.__name__}.{column.field}, "
+                            "which does not exist.",
+                            id="dsl.E003",
+                        )
+                    )
+    return problems

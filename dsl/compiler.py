@@ -1,0 +1,562 @@
+"""Validated plans (``dsl.validator``) → Django querysets.
+
+Everything here emits ``Q`` / ``F`` / lookups / aggregates on querysets; nothing writes SQL text
+(the few database-specific pieces live in ``dsl.backends``). Every queryset starts from
+``base_queryset``, the one place that scopes rows to the workspace and hides tombstones, before
+any condition of the caller is added, so no statement can reach another workspace's rows.
+
+Tags are answered from the indexed ``CardTag`` / ``DeckTag`` rows joined to ``Tag.key`` (the
+lower-cased form), never by loading rows into Python. A SELECT that names ``tag`` (or UNNESTs
+``tags``) runs over ``CardTag`` joined to its card: one row per (card, tag).
+"""
+
+from __future__ import annotations
+
+import operator
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from functools import reduce
+from typing import Any
+
+from django.db.models import (
+    Avg,
+    Case,
+    CharField,
+    Count,
+    Exists,
+    Expression,
+    F,
+    FloatField,
+    IntegerField,
+    Max,
+    Min,
+    Model,
+    OuterRef,
+    Q,
+    QuerySet,
+    Sum,
+    Value,
+    When,
+)
+from django.db.models.functions import Cast, Coalesce, Lower, Upper
+from django.db.models.lookups import (
+    Exact,
+    GreaterThan,
+    GreaterThanOrEqual,
+    IContains,
+    In,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    Range,
+)
+
+from dsl import backends
+from dsl import validator as v
+from dsl.resources import (
+    BOOLEAN,
+    INTEGER,
+    NUMBER,
+    REVIEW_GRADES,
+    STRING,
+    UUID,
+    Column,
+    Resource,
+)
+from flashcards.models import Card, CardTag, Deck, DeckTag, ReviewEvent, Workspace
+
+MODELS: dict[str, type[Model]] = {
+    "workspace": Workspace,
+    "cards": Card,
+    "decks": Deck,
+    "review_events": ReviewEvent,
+}
+
+# Columns without a model field, and how each is computed (checked at start-up by dsl.checks).
+EXPRESSION_COLUMNS: frozenset[tuple[str, str]] = frozenset(
+    {("review_events", "review_grade"), ("cards", "tag")}
+)
+
+DATE = "date"  # the type of DATE(col) values
+
+_COMPARISONS: dict[str, type] = {
+    "=": Exact,
+    "<": LessThan,
+    "<=": LessThanOrEqual,
+    ">": GreaterThan,
+    ">=": GreaterThanOrEqual,
+}
+_AGGREGATES: dict[str, type] = {"count": Count, "sum": Sum, "avg": Avg, "min": Min, "max": Max}
+
+# A condition that is always true, as a lookup so that negating it is always false.
+_TRUE = Q(Exact(Value(1), 1))
+
+
+def base_queryset(resource: Resource, workspace: Workspace, *, tag_rows: bool = False) -> QuerySet:
+    """The rows of ``resource`` the workspace may see. THE entry point of every query: callers
+    only ever narrow it. ``tag_rows`` gives one CardTag row per (live card, tag) instead."""
+    name = resource.name
+    if tag_rows:
+        if name != "cards":
+            raise ValueError("Only cards have tag rows.")
+        return CardTag.objects.filter(
+            workspace=workspace, card__workspace=workspace, card__deleted_at__isnull=True
+        )
+    if name == "workspace":
+        return Workspace.objects.filter(pk=workspace.pk)
+    if name == "cards":
+        return Card.objects.filter(workspace=workspace, deleted_at__isnull=True)
+    if name == "decks":
+        return Deck.objects.filter(workspace=workspace, deleted_at__isnull=True)
+    if name == "review_events":
+        return ReviewEvent.objects.filter(workspace=workspace)
+    raise ValueError(f"Unknown resource {name!r}")
+
+
+def fold_tag(value: str) -> str:
+    """The comparison form of a tag value (Tag.key): NFC, lower case. Unlike tag_key it keeps
+    surrounding spaces, which matter inside LIKE patterns."""
+    return unicodedata.normalize("NFC", value).lower()
+
+
+@dataclass(frozen=True)
+class OutputColumn:
+    key: str  # the output key of the row
+    type: str  # dialect type (or "date") for formatting
+
+
+@dataclass(frozen=True)
+class CompiledSelect:
+    """A ready queryset of tuples (not yet sliced) and how to turn each tuple into a row."""
+
+    queryset: QuerySet
+    columns: tuple[OutputColumn, ...]
+
+
+class _Scope:
+    """Where the columns of one statement live: on the resource's model, or — for tag rows — on
+    the CardTag's card (prefix ``card__``) with ``tag`` itself on the CardTag's Tag."""
+
+    def __init__(self, resource: Resource, *, tag_rows: bool, now: datetime | None) -> None:
+        self.resource = resource
+        self.tag_rows = tag_rows
+        self.prefix = "card__" if tag_rows else ""
+        self.now = now
+        # The outer row's card / deck for correlated tag subqueries.
+        self.owner_ref = "card" if tag_rows else "pk"
+
+    def field(self, column: Column) -> F:
+        return F(self.prefix + (column.field or column.name))
+
+    def id_path(self) -> str:
+        id_column = self.resource.column(self.resource.id_column)
+        assert id_column is not None and id_column.field is not None
+        return self.prefix + id_column.field
+
+    def value(self, raw: Any) -> Any:
+        if isinstance(raw, v.RelativeNow):
+            assert self.now is not None, "NOW() needs the statement's moment"
+            return raw.resolve(self.now)
+        return raw
+
+
+def _is_tag(term: v.Term) -> bool:
+    return isinstance(term, Column) and term.virtual
+
+
+def _review_grade(rating: F) -> Case:
+    return Case(
+        *(
+            When(Q(Exact(rating, index)), then=Value(grade))
+            for index, grade in enumerate(REVIEW_GRADES)
+        ),
+        output_field=CharField(),
+    )
+
+
+def column_expression(scope: _Scope, column: Column) -> Expression | F:
+    """The value of a column as an expression (the display spelling for ``tag``)."""
+    if column.virtual:
+        return F("tag__name")
+    if column.name == "review_grade":
+        return _review_grade(F(scope.prefix + "rating"))
+    return scope.field(column)
+
+
+def term_expression(scope: _Scope, term: v.Term) -> Any:
+    """The expression of a row-level term (aggregates are built by the grouped select)."""
+    if isinstance(term, Column):
+        return column_expression(scope, term)
+    if isinstance(term, v.DateOf):
+        return backends.utc_date(column_expression(scope, term.column))
+    if isinstance(term, v.CaseFold):
+        function = Lower if term.func == "lower" else Upper
+        return function(column_expression(scope, term.column))
+    raise TypeError(f"{term!r} is an aggregate; it only exists in grouped queries.")
+
+
+def _aggregate(term: v.Aggregate, scope: _Scope, *, grouped: bool) -> Any:
+    if term.column is None:
+        return Count("*")
+    column = term.column
+    argument: Any = column_expression(scope, column)
+    if term.func in ("min", "max"):
+        # PostgreSQL has no MIN/MAX over uuid or boolean; both orders are the same everywhere
+        # when taken over the canonical text and over 0/1.
+        if column.type == UUID:
+            argument = backends.UuidText(argument)
+        elif column.type == BOOLEAN:
+            argument = Cast(argument, IntegerField())
+        elif column.type == STRING:
+            argument = backends.code_point_order(argument)
+    aggregate = _AGGREGATES[term.func](argument, distinct=term.distinct)
+    if term.func == "sum" and not grouped:
+        # dsl.md §6.2: an aggregate query without GROUP BY has SUM → 0 over no rows.
+        output = FloatField() if column.type == NUMBER else IntegerField()
+        return Coalesce(aggregate, Value(0), output_field=output)
+    return aggregate
+
+
+def output_type(term: v.Term) -> str:
+    if isinstance(term, Column):
+        return term.type
+    if isinstance(term, v.DateOf):
+        return DATE
+    if isinstance(term, v.CaseFold):
+        return STRING
+    if term.func == "count":
+        return INTEGER
+    if term.func == "avg":
+        return NUMBER
+    assert term.column is not None
+    return term.column.type
+
+
+# Conditions ------------------------------------------------------------------------------------
+
+Resolver = Callable[[v.Term], Any]
+
+
+class _Conditions:
+    """Compiles plan conditions to Q trees. ``resolve`` maps a term to its expression: the term
+    itself in WHERE, the grouped query's annotations in HAVING."""
+
+    def __init__(self, scope: _Scope, resolve: Resolver | None = None) -> None:
+        self.scope = scope
+        self.resolve = resolve or (lambda term: term_expression(scope, term))
+
+    def compile(self, condition: v.Condition) -> Q:
+        if isinstance(condition, v.AllOf):
+            return reduce(operator.and_, map(self.compile, condition.conditions))
+        if isinstance(condition, v.AnyOf):
+            return reduce(operator.or_, map(self.compile, condition.conditions))
+        if isinstance(condition, v.Negation):
+            return ~self.compile(condition.condition)
+        if isinstance(condition, v.TextMatch):
+            return _text_match(self.scope, condition)
+        if isinstance(condition, (v.ArrayOverlap, v.ArrayContains, v.ArraySetEquals)):
+            return _array_condition(self.scope, condition)
+        if isinstance(condition, v.Pattern):
+            return self._pattern(condition)
+        return self._scalar(condition)
+
+    def _operand(self, term: v.Term) -> tuple[Any, Callable[[Any], Any]]:
+        """The left-hand expression and how to prepare values for it. Tags compare on Tag.key
+        with folded values, since tag comparisons ignore case."""
+        if _is_tag(term):
+            return F("tag__key"), fold_tag
+        if isinstance(term, v.CaseFold) and _is_tag(term.column):
+            return F("tag__key"), _identity
+        return self.resolve(term), self.scope.value
+
+    def _scalar(self, condition: Any) -> Q:
+        term = condition.term
+        if _is_review_grade(term) and (
+            isinstance(condition, v.InList)
+            or (isinstance(condition, v.Compare) and condition.op in ("=", "!="))
+        ):
+            return _review_grade_condition(self.scope, condition)
+        expression, prepare = self._operand(term)
+        if isinstance(condition, v.Compare):
+            if condition.op in ("=", "!="):
+                q = Q(Exact(expression, prepare(condition.value)))
+                return ~q if condition.op == "!=" else q
+            lookup = _COMPARISONS[condition.op]
+            return Q(lookup(_in_code_point_order(expression, term), prepare(condition.value)))
+        if isinstance(condition, v.InList):
+            q = Q(In(expression, [prepare(value) for value in condition.values]))
+            return ~q if condition.negated else q
+        if isinstance(condition, v.Range):
+            bounds = (prepare(condition.low), prepare(condition.high))
+            q = Q(Range(_in_code_point_order(expression, term), bounds))
+            return ~q if condition.negated else q
+        if isinstance(condition, v.NullCheck):
+            q = Q(IsNull(expression, True))
+            return ~q if condition.negated else q
+        raise TypeError(f"Unexpected condition {condition!r}")
+
+    def _pattern(self, condition: v.Pattern) -> Q:
+        term = condition.term
+        pattern, case_insensitive = condition.pattern, condition.case_insensitive
+        expression, _ = self._operand(term)
+        if _is_tag(term) or (isinstance(term, v.CaseFold) and _is_tag(term.column)):
+            # Tag comparisons ignore case: the lower-cased key against a lower-cased pattern.
+            pattern, case_insensitive = fold_tag(pattern), False
+        elif output_type(term) == UUID:
+            expression = backends.UuidText(expression)
+        lookup = backends.like(expression, pattern, case_insensitive=case_insensitive)
+        return ~Q(lookup) if condition.negated else Q(lookup)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def compile_condition(scope: _Scope, condition: v.Condition) -> Q:
+    return _Conditions(scope).compile(condition)
+
+
+def _in_code_point_order(expression: Any, term: v.Term) -> Any:
+    """String inequalities use code point order on every database, like ORDER BY's tie-break."""
+    if output_type(term) == STRING and not _is_tag(term):
+        return backends.code_point_order(expression)
+    return expression
+
+
+def _is_review_grade(term: v.Term) -> bool:
+    return isinstance(term, Column) and term.name == "review_grade"
+
+
+def _review_grade_condition(scope: _Scope, condition: v.Compare | v.InList) -> Q:
+    """review_grade = 'good' is rating = 2, which keeps the rating column's index usable."""
+    if isinstance(condition, v.Compare):
+        grades, negated = [condition.value], condition.op == "!="
+    else:
+        grades, negated = list(condition.values), condition.negated
+    q = Q(In(F(scope.prefix + "rating"), [REVIEW_GRADES.index(grade) for grade in grades]))
+    return ~q if negated else q
+
+
+def _tag_rows(scope: _Scope) -> tuple[QuerySet, str]:
+    """The indexed tag rows of the outer row's card or deck, and the owner field's name."""
+    if scope.resource.name == "cards":
+        return CardTag.objects.filter(card=OuterRef(scope.owner_ref)), "card"
+    return DeckTag.objects.filter(deck=OuterRef(scope.owner_ref)), "deck"
+
+
+def _array_condition(
+    scope: _Scope, condition: v.ArrayOverlap | v.ArrayContains | v.ArraySetEquals
+) -> Q:
+    column = condition.column
+    if column.allowed_values is not None:
+        return _enum_array_condition(scope, condition)
+    keys = list(dict.fromkeys(fold_tag(value) for value in condition.values))
+    rows, owner = _tag_rows(scope)
+    if isinstance(condition, v.ArrayOverlap):
+        return Q(Exists(rows.filter(tag__key__in=keys))) if keys else ~_TRUE
+    if isinstance(condition, v.ArrayContains):
+        if not keys:
+            return _TRUE
+        hits = rows.filter(tag__key__in=keys).values(owner).annotate(hits=Count("*"))
+        return Q(Exists(hits.filter(hits=len(keys))))
+    if not keys:
+        return ~Q(Exists(rows))
+    counts = rows.values(owner).annotate(
+        total=Count("*"), hits=Count("pk", filter=Q(tag__key__in=keys))
+    )
+    return Q(Exists(counts.filter(total=len(keys), hits=len(keys))))
+
+
+def _enum_array_condition(
+    scope: _Scope, condition: v.ArrayOverlap | v.ArrayContains | v.ArraySetEquals
+) -> Q:
+    """Arrays of enum values (decks.effort_levels) are short JSON lists without a side table."""
+    column = condition.column
+    field = scope.prefix + (column.field or column.name)
+    has = {value: Q(backends.json_array_has(field, value)) for value in column.allowed_values or ()}
+    values = list(dict.fromkeys(condition.values))
+    if isinstance(condition, v.ArrayOverlap):
+        return reduce(operator.or_, (has[value] for value in values), ~_TRUE)
+    if isinstance(condition, v.ArrayContains):
+        return reduce(operator.and_, (has[value] for value in values), _TRUE)
+    absent = [~has[value] for value in has if value not in values]
+    return reduce(operator.and_, [*(has[value] for value in values), *absent], _TRUE)
+
+
+def _text_match(scope: _Scope, condition: v.TextMatch) -> Q:
+    """Case-insensitive substring over the resource's text columns, tags included."""
+    parts = []
+    for column in condition.columns:
+        if column.is_array:
+            rows, _ = _tag_rows(scope)
+            parts.append(Q(Exists(rows.filter(tag__key__contains=fold_tag(condition.text)))))
+        else:
+            parts.append(Q(IContains(scope.field(column), condition.text)))
+    return reduce(operator.or_, parts)
+
+
+# Ordering --------------------------------------------------------------------------------------
+
+
+def _nullable(term: v.Term) -> bool:
+    if isinstance(term, Column):
+        return term.nullable
+    if isinstance(term, v.Aggregate):
+        return term.func != "count"
+    return isinstance(term, v.DateOf) and term.column.nullable
+
+
+def _order_terms(term: v.Term, expression: Any, key: v.OrderKey) -> list[Any]:
+    if _is_tag(term):
+        # Case-insensitively by key, then by the spelling as a code point tie-break.
+        parts = [F("tag__key"), backends.code_point_order(F("tag__name"))]
+        return [part.desc() if key.descending else part.asc() for part in parts]
+    return backends.order_by(
+        expression,
+        descending=key.descending,
+        nulls_first=key.nulls_first,
+        nullable=_nullable(term),
+        is_string=output_type(term) == STRING,
+    )
+
+
+def _row_order(scope: _Scope, order_by: tuple[v.OrderKey, ...]) -> list[Any]:
+    """The given order (or the resource's default), completed with the id ascending — and, for
+    tag rows, the card's own tag order — so consecutive pages never overlap."""
+    resource = scope.resource
+    keys = list(order_by) or [
+        v.OrderKey(resource.column(name), descending)  # type: ignore[arg-type]
+        for name, descending in resource.default_order
+    ]
+    ordering: list[Any] = []
+    for key in keys:
+        ordering += _order_terms(key.term, term_expression(scope, key.term), key)
+    id_column = resource.column(resource.id_column)
+    if not any(key.term == id_column for key in keys):
+        ordering.append(F(scope.id_path()).asc())
+    if scope.tag_rows:
+        ordering.append(F("position").asc())
+    return ordering
+
+
+# SELECT ----------------------------------------------------------------------------------------
+
+
+def compile_select(plan: v.SelectPlan, workspace: Workspace, *, now: datetime) -> CompiledSelect:
+    """The rows of a SELECT as a queryset of tuples, ordered but not yet sliced."""
+    scope = _Scope(plan.resource, tag_rows=plan.explode_tags, now=now)
+    queryset = base_queryset(plan.resource, workspace, tag_rows=plan.explode_tags)
+    if plan.where is not None:
+        queryset = queryset.filter(compile_condition(scope, plan.where))
+    if plan.grouped:
+        return _grouped_select(scope, plan, queryset)
+    columns = tuple(OutputColumn(item.name, output_type(item.term)) for item in plan.items)
+    ordering = ["?"] if plan.order_random else _row_order(scope, plan.order_by)
+    selected = [_selected(scope, item.term) for item in plan.items]
+    return CompiledSelect(queryset.order_by(*ordering).values_list(*selected), columns)
+
+
+def _selected(scope: _Scope, term: v.Term) -> Any:
+    """What values_list() reads for a term: plain fields by path (cheaper than annotating an
+    F() per column), computed terms as expressions."""
+    if _is_tag(term):
+        return "tag__name"
+    if isinstance(term, Column) and term.field is not None:
+        return scope.prefix + term.field
+    return term_expression(scope, term)
+
+
+def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> CompiledSelect:
+    """GROUP BY keys → values(), aggregates → annotate(), HAVING → filter on the annotations.
+    Without keys, the aggregates make exactly one row, even over no rows."""
+    keys = {term: f"g{i}" for i, term in enumerate(plan.group_by)}
+    # Every aggregate the statement uses is annotated: Django orders and filters on aggregates
+    # only through annotations; values_list() below selects just the items.
+    used = [item.term for item in plan.items] + [key.term for key in plan.order_by]
+    used += _condition_terms(plan.having)
+    aggregates = {
+        term: f"a{i}"
+        for i, term in enumerate(dict.fromkeys(t for t in used if isinstance(t, v.Aggregate)))
+    }
+    if keys:
+        queryset = queryset.values(
+            **{name: term_expression(scope, term) for term, name in keys.items()}
+        )
+    else:
+        queryset = queryset.values(one=Value(1))
+    annotations = {
+        name: _aggregate(term, scope, grouped=bool(keys)) for term, name in aggregates.items()
+    }
+    if keys and not annotations:
+        # Django emits GROUP BY only for a values() followed by an aggregate; this one is never
+        # selected (DISTINCT-only queries need the grouping all the same).
+        annotations["rows"] = Count("*")
+    queryset = queryset.annotate(**annotations)
+
+    def resolve(term: v.Term) -> Any:
+        if term in keys:
+            return F(keys[term])
+        if term in aggregates:
+            return F(aggregates[term])
+        return term_expression(scope, term)
+
+    if plan.having is not None:
+        queryset = queryset.filter(_Conditions(scope, resolve).compile(plan.having))
+    selected_terms = [item.term for item in plan.items]
+    # DISTINCT over fewer columns than the GROUP BY keys needs SQL DISTINCT; the order is then
+    # completed with the selected keys only, as hidden ones would take part in the DISTINCT.
+    hidden_keys = plan.distinct and any(term not in selected_terms for term in keys)
+    if hidden_keys:
+        queryset = queryset.distinct()
+    ordering: list[Any] = ["?"] if plan.order_random else []
+    if not plan.order_random:
+        order_by = list(plan.order_by)
+        completion = [t for t in keys if not hidden_keys or t in selected_terms]
+        order_by += [v.OrderKey(t) for t in completion if all(k.term != t for k in order_by)]
+        for key in order_by:
+            ordering += _order_terms(key.term, resolve(key.term), key)
+    selected = [keys.get(term) or aggregates[term] for term in selected_terms]
+    columns = tuple(OutputColumn(item.name, output_type(item.term)) for item in plan.items)
+    return CompiledSelect(queryset.order_by(*ordering).values_list(*selected), columns)
+
+
+def _condition_terms(condition: v.Condition | None) -> list[v.Term]:
+    """Every term a condition mentions, in order."""
+    if condition is None:
+        return []
+    if isinstance(condition, (v.AllOf, v.AnyOf)):
+        return [term for part in condition.conditions for term in _condition_terms(part)]
+    if isinstance(condition, v.Negation):
+        return _condition_terms(condition.condition)
+    term = getattr(condition, "term", None)
+    return [term] if term is not None else []
+
+
+# Writes ----------------------------------------------------------------------------------------
+
+
+def matching_ids(
+    resource: Resource, workspace: Workspace, condition: v.Condition, *, limit: int, now: datetime
+) -> list[Any]:
+    """Ids of the rows an UPDATE / DELETE targets, in the resource's default order, at most
+    ``limit`` of them (callers ask for one more than they accept, to detect too many)."""
+    scope = _Scope(resource, tag_rows=False, now=now)
+    queryset = base_queryset(resource, workspace).filter(compile_condition(scope, condition))
+    ordered = queryset.order_by(*_row_order(scope, ()))
+    return list(ordered.values_list(scope.id_path(), flat=True)[:limit])
+
+
+def select_by_ids(
+    resource: Resource, workspace: Workspace, columns: tuple[Column, ...], ids: list[Any]
+) -> CompiledSelect:
+    """RETURNING rows: tuples of (id, *columns) for the given ids, still scoped to the
+    workspace; the caller puts them in the order of ``ids``."""
+    scope = _Scope(resource, tag_rows=False, now=None)
+    queryset = (
+        base_queryset(resource, workspace)
+        .filter(Q(In(F(scope.id_path()), ids)))
+        .values_list(scope.id_path(), *(_selected(scope, column) for column in columns))
+    )
+    return CompiledSelect(queryset, tuple(OutputColumn(c.name, c.type) for c in columns))

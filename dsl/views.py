@@ -1,0 +1,154 @@
+"""POST /v1/agent/sql, /v1/agent/sql/query and /v1/agent/sql/execute (dsl.md §1).
+
+Thin on purpose: parse the body, pick the workspace, call ``dsl.service.run_sql`` and return its
+envelope. Failures that happen before the dialect runs (auth, body, workspace) are logged here."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from dsl.executor import ENDPOINT_ANY, ENDPOINT_READ, ENDPOINT_WRITE
+from dsl.idempotency import fingerprint
+from dsl.querylog import log_failure
+from dsl.service import run_sql
+from flashcards.api import schemas
+from flashcards.api.envelope import ApiError, docs_for, request_id_of
+from flashcards.api.parsers import SafeJSONParser
+from flashcards.api.workspace import api_key_of, request_workspace
+
+ENDPOINTS = {"any": ENDPOINT_ANY, "read": ENDPOINT_READ, "write": ENDPOINT_WRITE}
+BODY_EXAMPLE = '{"sql": "SELECT * FROM cards LIMIT 20", "dry_run": false}'
+
+
+class SqlRequestSerializer(serializers.Serializer):
+    """The request body; also the browsable API's form (a textarea for humans)."""
+
+    sql = serializers.CharField(
+        trim_whitespace=False,
+        style={"base_template": "textarea.html", "rows": 12},
+        help_text="One statement or several separated by ';'.",
+    )
+    dry_run = serializers.BooleanField(
+        required=False, default=False, help_text="Run, report, then roll back."
+    )
+    workspace_id = serializers.UUIDField(required=False, help_text=schemas.WORKSPACE_ID_HELP)
+
+
+def _invalid(message: str) -> ApiError:
+    return ApiError("REQUEST_INVALID", message, details={"example": BODY_EXAMPLE})
+
+
+def parse_body(request: Request) -> dict[str, Any]:
+    """The body as a dict with a boolean ``dry_run``; JSON is checked strictly, the browsable
+    form (form-encoded) goes through the serializer's lenient boolean parsing."""
+    try:
+        data = request.data
+    except ParseError as exc:
+        raise _invalid(f"The body is not valid JSON ({exc.detail}); send {BODY_EXAMPLE}.") from exc
+    if hasattr(data, "getlist"):  # a form post from the browsable API
+        form = SqlRequestSerializer(data=data)
+        if not form.is_valid():
+            raise _invalid(
+                "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in form.errors.items())
+            )
+        body = {"sql": form.validated_data["sql"], "dry_run": form.validated_data["dry_run"]}
+        if "workspace_id" in form.validated_data:
+            body["workspace_id"] = str(form.validated_data["workspace_id"])
+        return body
+    if not isinstance(data, dict):
+        raise _invalid(f"The body must be a JSON object, e.g. {BODY_EXAMPLE}.")
+    dry_run = data.get("dry_run", False)
+    if not isinstance(dry_run, bool):
+        raise _invalid("dry_run must be a JSON boolean (true or false).")
+    return data
+
+
+class SqlView(APIView):
+    mode = "any"
+    # The form parsers serve the browsable API's HTML form (multipart); agents send JSON.
+    parser_classes = [SafeJSONParser, FormParser, MultiPartParser]
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer]
+
+    def get_serializer(self, *args: Any, **kwargs: Any) -> SqlRequestSerializer:
+        return SqlRequestSerializer(*args, **kwargs)
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        self._started = time.perf_counter()
+        super().initial(request, *args, **kwargs)
+
+    def _surface(self, request: Request) -> str:
+        return "rest" if api_key_of(request) is not None else "browsable"
+
+    @extend_schema(
+        request=SqlRequestSerializer,
+        responses={200: schemas.envelope("data: see dsl.md §2.1-§2.3"), **schemas.ERROR_RESPONSES},
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key",
+                location=OpenApiParameter.HEADER,
+                required=False,
+                description="1-200 printable characters; a repeat within 24 h replays the response.",
+            )
+        ],
+        examples=[OpenApiExample("Select", value={"sql": "SELECT * FROM cards LIMIT 20"})],
+    )
+    def post(self, request: Request) -> Response:
+        body = parse_body(request)
+        self._sql = body.get("sql")
+        workspace = request_workspace(request, body.get("workspace_id"))
+        idempotency_key = request.headers.get("Idempotency-Key")
+        outcome = run_sql(
+            sql=body.get("sql"),
+            workspace=workspace,
+            user=request.user,
+            api_key=api_key_of(request),
+            surface=self._surface(request),
+            mode=self.mode,
+            dry_run=body.get("dry_run", False),
+            request_id=request_id_of(request),
+            docs=docs_for(request),
+            idempotency_key=idempotency_key,
+            request_fingerprint=(
+                fingerprint({"endpoint": ENDPOINTS[self.mode], "body": body})
+                if idempotency_key is not None
+                else None
+            ),
+        )
+        response = Response(outcome.body, status=outcome.status_code, headers=outcome.headers)
+        if "Idempotent-Replayed" in outcome.headers:
+            response.replayed_request_id = outcome.body.get("requestId")  # type: ignore[attr-defined]
+        return response
+
+    def handle_exception(self, exc: Exception) -> Response:
+        response = super().handle_exception(exc)
+        # A refused POST (auth, body, workspace) is still a dialect request: log it. Other methods
+        # (a browser's GET of the form page) are not.
+        if self.request.method == "POST" and isinstance(response.data, dict):
+            started = getattr(self, "_started", None)
+            log_failure(
+                self.request,
+                surface=self._surface(self.request),
+                body=response.data,
+                status_code=response.status_code,
+                duration_ms=(time.perf_counter() - started) * 1000 if started else 0.0,
+                sql=getattr(self, "_sql", ""),
+            )
+        return response
+
+
+class SqlQueryView(SqlView):
+    mode = "read"
+
+
+class SqlExecuteView(SqlView):
+    mode = "write"
