@@ -28,7 +28,7 @@ run: install
 	@key=$$(tail -n 1 .demo-key.log); rm -f .demo-key.log; \
 	echo; echo "Demo workspace ready. API key (shown once, keep it):"; echo "  $$key"; echo; \
 	echo "Try:"; \
-	echo "  curl -s http://$(HOST):$(PORT)/v1/agent/sql -H 'Authorization: ApiKey $$key' -H 'Content-Type: application/json' -d '{\"sql\": \"SELECT card_id, front_text, tags FROM cards WHERE tags OVERLAP (''english'') LIMIT 5\"}'"; \
+	echo "  curl -s http://$(HOST):$(PORT)/v1/agent/sql -H 'Authorization: ApiKey $$key' -H 'Content-Type: application/json' -d '{\"sql\": \"SELECT card_id, front_text, tags FROM cards WHERE tags OVERLAP ('\''english'\'') LIMIT 5\"}'"; \
 	echo; echo "Discovery: http://$(HOST):$(PORT)/v1/   Admin: http://$(HOST):$(PORT)/admin/   MCP: http://$(HOST):$(PORT)/mcp"; echo
 	DEBUG=1 $(BIN)/uvicorn config.asgi:application --host $(HOST) --port $(PORT)
 
