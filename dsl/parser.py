@@ -1170,6 +1170,11 @@ def _check_tokens(tokens: list[lex.LexToken], limits: Limits) -> None:
 
 def _raise_dot(tokens: list[lex.LexToken], i: int) -> None:
     tok = tokens[i]
+    # `c.front_text ... JOIN ...`: the qualified name is only a symptom; the JOIN is what the
+    # caller must change, so that is the error worth reporting.
+    for other in tokens[i + 1 :]:
+        if other.type == "IDENT" and not other.quoted and other.value == "join":
+            raise _unsupported(JOIN_MESSAGE, other.lexpos, _TWO_STEP_HINT)
     before = tokens[i - 1] if i > 0 else None
     after = tokens[i + 1] if i + 1 < len(tokens) else None
     if (

@@ -603,18 +603,21 @@ def _bad_enum(info: _TermInfo, node: ast.StringLit) -> DslError:
 
 def _value_is_name(info: _TermInfo, node: ast.ColumnRef) -> DslError:
     text = (node.spelling or node.name).replace("'", "''")
+    example = (
+        f"{info.name} OVERLAP ('{text}')" if info.type.endswith("[]") else f"{info.name} = '{text}'"
+    )
     if node.quoted:
         return _fail(
             f'"{node.spelling or node.name}" is a double-quoted name, not a string.',
             "type_mismatch",
             node,
-            f"Strings take single quotes: {info.name} = '{text}'.",
+            f"Strings take single quotes: {example}.",
         )
     return _fail(
         f"{node.name} is not a value for {info.name}.",
         "type_mismatch",
         node,
-        f"Write literals on the right; strings take single quotes: {info.name} = '{text}'.",
+        f"Write literals on the right; strings take single quotes: {example}.",
     )
 
 
