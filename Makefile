@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PG_URL ?= postgres://postgres@127.0.0.1:5432/flashcards
-PYTEST_ARGS ?=
+PYTEST_ARGS ?= -q
 
 .PHONY: run serve test test-postgres lint format migrate seed bench fuzz soak clean
 
