@@ -23,7 +23,6 @@ install: $(VENV)/.installed
 ## Install, migrate the SQLite default, seed the demo workspace, print a key, serve on :8000.
 run: install
 	DEBUG=1 $(BIN)/python manage.py migrate --noinput
-	DEBUG=1 $(BIN)/python manage.py createcachetable
 	@DEBUG=1 $(BIN)/python manage.py seed_demo --print-key > .demo-key.log
 	@key=$$(tail -n 1 .demo-key.log); rm -f .demo-key.log; \
 	echo; echo "Demo workspace ready. API key (shown once, keep it):"; echo "  $$key"; echo; \
@@ -47,6 +46,25 @@ lint: install
 format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+## Benchmarks, figures in docs/benchmarks.md: language overhead, the query mix on SQLite and
+## PostgreSQL (seeds bench/bench.sqlite3 and the database fc_bench on first use), HTTP throughput.
+bench: install
+	$(BIN)/python -m bench.language
+	BENCH_DB=sqlite $(BIN)/python -m bench.queries
+	BENCH_DB=postgres $(BIN)/python -m bench.queries
+	BENCH_DB=postgres $(BIN)/python -m bench.throughput
+
+## Grammar-aware fuzzing of /v1/agent/sql, 100k cases per test (docs/reliability.md).
+fuzz: install
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100000} $(BIN)/pytest tests/reliability/test_fuzz.py -q --hypothesis-show-statistics
+
+## 60 s of mixed load on the served app and a rate-limit burst, then 30 s of 8 concurrent
+## writers on PostgreSQL (docs/reliability.md).
+soak: install
+	BENCH_DB=postgres $(BIN)/python -m bench.soak
+	SOAK_SECONDS=$${SOAK_SECONDS:-30} DATABASE_URL=$${SOAK_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/fc_soak} \
+		$(BIN)/pytest tests/reliability/test_concurrency.py -q -s
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
