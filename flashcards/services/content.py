@@ -7,12 +7,13 @@ workspace lock. The number of SQL statements does not grow with the number of ro
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 
-from flashcards.models import EFFORT_LEVELS, Card, Deck, Workspace
+from flashcards.models import EFFORT_LEVELS, Card, Deck, Tag, Workspace
 from flashcards.services.common import (
     DomainError,
     NotFoundError,
@@ -152,52 +153,168 @@ def _parse_id(value: object, what: str) -> uuid.UUID:
         raise DomainError(f"{what} must be a UUID; got {value!r}.", field=what) from exc
 
 
-# ---------------------------------------------------------------- cards
+# ---------------------------------------------------------------- cards and decks
 
 
-@transaction.atomic
-def create_cards(
+@dataclass(frozen=True)
+class _ContentKind:
+    """What differs between writing cards and writing decks; everything else is shared."""
+
+    model: type[Card] | type[Deck]
+    entity_type: str
+    plural: str
+    id_name: str
+    clean: Callable[..., dict[str, Any]]
+    replace_tags: Callable[[Workspace, dict[object, list[str]], dict[str, Tag]], None]
+    extra_fields: Callable[[str], dict[str, Any]]
+
+
+CARDS = _ContentKind(
+    model=Card,
+    entity_type="card",
+    plural="cards",
+    id_name="card_id",
+    clean=clean_card_fields,
+    replace_tags=replace_card_tags,
+    extra_fields=lambda replica: {
+        "metadata": {"version": 1, "source": {"kind": "server", "replica": replica}}
+    },
+)
+DECKS = _ContentKind(
+    model=Deck,
+    entity_type="deck",
+    plural="decks",
+    id_name="deck_id",
+    clean=clean_deck_fields,
+    replace_tags=replace_deck_tags,
+    extra_fields=lambda replica: {},
+)
+SYNC_STAMP_FIELDS = (
+    "updated_at",
+    "client_updated_at",
+    "last_modified_by_replica_id",
+    "last_operation_id",
+)
+
+
+def _create(
+    kind: _ContentKind,
     workspace: Workspace,
     rows: Sequence[Mapping[str, Any]],
-    *,
-    context: WriteContext | None = None,
-) -> list[Card]:
-    """Create cards in the order given. Returns them in that order."""
-    check_bulk_size(len(rows), "cards")
+    context: WriteContext | None,
+) -> list[Any]:
+    check_bulk_size(len(rows), kind.plural)
     context = context or WriteContext()
-    cleaned = [clean_card_fields(row, creating=True) for row in rows]
+    cleaned = [kind.clean(row, creating=True) for row in rows]
     ws = lock_workspace(workspace)
     at = now_ms()
     client_at, replica, operation = context.stamp(at)
-    resolved = resolve_tags(ws, (c["tags"] for c in cleaned))
-    cards = []
+    resolved = resolve_tags(ws, (values["tags"] for values in cleaned))
+    objects = []
     for values in cleaned:
         values["tags"] = canonical_spelling(values["tags"], resolved)
-        cards.append(
-            Card(
+        objects.append(
+            kind.model(
                 id=uuid.uuid4(),
                 workspace=ws,
-                metadata={"version": 1, "source": {"kind": "server", "replica": replica}},
                 created_at=at,
                 updated_at=at,
                 client_updated_at=client_at,
                 last_modified_by_replica_id=replica,
                 last_operation_id=operation,
+                **kind.extra_fields(replica),
                 **values,
             )
         )
-    Card.objects.bulk_create(cards)
-    replace_card_tags(ws, {c.id: c.tags for c in cards if c.tags}, resolved)
-    record_changes(ws, "card", (c.id for c in cards), action="upsert", context=context, at=at)
-    return cards
+    kind.model.objects.bulk_create(objects)
+    kind.replace_tags(ws, {o.id: o.tags for o in objects if o.tags}, resolved)
+    record_changes(
+        ws, kind.entity_type, (o.id for o in objects), action="upsert", context=context, at=at
+    )
+    return objects
 
 
-def _live_cards(ws: Workspace, card_ids: Sequence[object]) -> list[Card]:
-    ids = [_parse_id(card_id, "card_id") for card_id in card_ids]
-    by_id = {
-        c.id: c for c in Card.objects.filter(workspace=ws, id__in=ids, deleted_at__isnull=True)
+def _live(kind: _ContentKind, ws: Workspace, ids: Sequence[object]) -> list[Any]:
+    """The live rows of `ws` among `ids`, in the order of `ids`, each once."""
+    wanted = [_parse_id(value, kind.id_name) for value in ids]
+    found = {
+        o.id: o
+        for o in kind.model.objects.filter(workspace=ws, id__in=wanted, deleted_at__isnull=True)
     }
-    return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+    return [found[i] for i in dict.fromkeys(wanted) if i in found]
+
+
+def _update(
+    kind: _ContentKind,
+    workspace: Workspace,
+    ids: Sequence[object],
+    changes: Mapping[str, Any],
+    context: WriteContext | None,
+) -> list[Any]:
+    check_bulk_size(len(ids), kind.plural)
+    context = context or WriteContext()
+    cleaned = kind.clean(changes, creating=False)
+    if not cleaned:
+        raise DomainError("Nothing to update: name at least one writable column.")
+    ws = lock_workspace(workspace)
+    objects = _live(kind, ws, ids)
+    if not objects:
+        return []
+    at = now_ms()
+    client_at, replica, operation = context.stamp(at)
+    resolved = resolve_tags(ws, [cleaned["tags"]]) if "tags" in cleaned else {}
+    if "tags" in cleaned:
+        cleaned["tags"] = canonical_spelling(cleaned["tags"], resolved)
+    for obj in objects:
+        for name, value in cleaned.items():
+            setattr(obj, name, list(value) if isinstance(value, list) else value)
+        obj.updated_at = at
+        obj.client_updated_at = client_at
+        obj.last_modified_by_replica_id = replica
+        obj.last_operation_id = operation
+    kind.model.objects.bulk_update(objects, [*cleaned, *SYNC_STAMP_FIELDS])
+    if "tags" in cleaned:
+        kind.replace_tags(ws, {o.id: o.tags for o in objects}, resolved)
+    record_changes(
+        ws, kind.entity_type, (o.id for o in objects), action="upsert", context=context, at=at
+    )
+    return objects
+
+
+def _delete(
+    kind: _ContentKind,
+    workspace: Workspace,
+    ids: Sequence[object],
+    context: WriteContext | None,
+) -> list[Any]:
+    """Soft delete. Tag rows stay (reads filter them out with their row); review events stay."""
+    check_bulk_size(len(ids), kind.plural)
+    context = context or WriteContext()
+    ws = lock_workspace(workspace)
+    objects = _live(kind, ws, ids)
+    if not objects:
+        return []
+    at = now_ms()
+    client_at, replica, operation = context.stamp(at)
+    kind.model.objects.filter(id__in=[o.id for o in objects]).update(
+        deleted_at=at,
+        updated_at=at,
+        client_updated_at=client_at,
+        last_modified_by_replica_id=replica,
+        last_operation_id=operation,
+    )
+    record_changes(
+        ws, kind.entity_type, (o.id for o in objects), action="delete", context=context, at=at
+    )
+    return objects
+
+
+@transaction.atomic
+def create_cards(
+    workspace: Workspace, rows: Sequence[Mapping[str, Any]], *, context: WriteContext | None = None
+) -> list[Card]:
+    """Create cards in the order given. Returns them in that order."""
+    return _create(CARDS, workspace, rows, context)
 
 
 @transaction.atomic
@@ -210,115 +327,22 @@ def update_cards(
 ) -> list[Card]:
     """Apply the same field changes to each live card among `card_ids` (ids of other workspaces or
     of deleted cards are ignored). Returns the updated cards in the order of `card_ids`."""
-    check_bulk_size(len(card_ids), "cards")
-    context = context or WriteContext()
-    cleaned = clean_card_fields(changes, creating=False)
-    if not cleaned:
-        raise DomainError("Nothing to update: name at least one writable column.")
-    ws = lock_workspace(workspace)
-    cards = _live_cards(ws, card_ids)
-    if not cards:
-        return []
-    at = now_ms()
-    client_at, replica, operation = context.stamp(at)
-    resolved = resolve_tags(ws, [cleaned["tags"]]) if "tags" in cleaned else {}
-    if "tags" in cleaned:
-        cleaned["tags"] = canonical_spelling(cleaned["tags"], resolved)
-    for card in cards:
-        for name, value in cleaned.items():
-            setattr(card, name, list(value) if name == "tags" else value)
-        card.updated_at = at
-        card.client_updated_at = client_at
-        card.last_modified_by_replica_id = replica
-        card.last_operation_id = operation
-    Card.objects.bulk_update(
-        cards,
-        [
-            *cleaned,
-            "updated_at",
-            "client_updated_at",
-            "last_modified_by_replica_id",
-            "last_operation_id",
-        ],
-    )
-    if "tags" in cleaned:
-        replace_card_tags(ws, {c.id: c.tags for c in cards}, resolved)
-    record_changes(ws, "card", (c.id for c in cards), action="upsert", context=context, at=at)
-    return cards
+    return _update(CARDS, workspace, card_ids, changes, context)
 
 
 @transaction.atomic
 def delete_cards(
-    workspace: Workspace,
-    card_ids: Sequence[object],
-    *,
-    context: WriteContext | None = None,
+    workspace: Workspace, card_ids: Sequence[object], *, context: WriteContext | None = None
 ) -> list[Card]:
-    """Soft-delete live cards. Returns the cards as they were just before deletion. Their review
-    events and tag rows stay (tag rows of deleted cards are filtered out with the card)."""
-    check_bulk_size(len(card_ids), "cards")
-    context = context or WriteContext()
-    ws = lock_workspace(workspace)
-    cards = _live_cards(ws, card_ids)
-    if not cards:
-        return []
-    at = now_ms()
-    client_at, replica, operation = context.stamp(at)
-    Card.objects.filter(id__in=[c.id for c in cards]).update(
-        deleted_at=at,
-        updated_at=at,
-        client_updated_at=client_at,
-        last_modified_by_replica_id=replica,
-        last_operation_id=operation,
-    )
-    record_changes(ws, "card", (c.id for c in cards), action="delete", context=context, at=at)
-    return cards
-
-
-# ---------------------------------------------------------------- decks
+    """Soft-delete live cards. Returns the cards as they were just before deletion."""
+    return _delete(CARDS, workspace, card_ids, context)
 
 
 @transaction.atomic
 def create_decks(
-    workspace: Workspace,
-    rows: Sequence[Mapping[str, Any]],
-    *,
-    context: WriteContext | None = None,
+    workspace: Workspace, rows: Sequence[Mapping[str, Any]], *, context: WriteContext | None = None
 ) -> list[Deck]:
-    check_bulk_size(len(rows), "decks")
-    context = context or WriteContext()
-    cleaned = [clean_deck_fields(row, creating=True) for row in rows]
-    ws = lock_workspace(workspace)
-    at = now_ms()
-    client_at, replica, operation = context.stamp(at)
-    resolved = resolve_tags(ws, (d["tags"] for d in cleaned))
-    decks = []
-    for values in cleaned:
-        values["tags"] = canonical_spelling(values["tags"], resolved)
-        decks.append(
-            Deck(
-                id=uuid.uuid4(),
-                workspace=ws,
-                created_at=at,
-                updated_at=at,
-                client_updated_at=client_at,
-                last_modified_by_replica_id=replica,
-                last_operation_id=operation,
-                **values,
-            )
-        )
-    Deck.objects.bulk_create(decks)
-    replace_deck_tags(ws, {d.id: d.tags for d in decks if d.tags}, resolved)
-    record_changes(ws, "deck", (d.id for d in decks), action="upsert", context=context, at=at)
-    return decks
-
-
-def _live_decks(ws: Workspace, deck_ids: Sequence[object]) -> list[Deck]:
-    ids = [_parse_id(deck_id, "deck_id") for deck_id in deck_ids]
-    by_id = {
-        d.id: d for d in Deck.objects.filter(workspace=ws, id__in=ids, deleted_at__isnull=True)
-    }
-    return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+    return _create(DECKS, workspace, rows, context)
 
 
 @transaction.atomic
@@ -329,67 +353,14 @@ def update_decks(
     *,
     context: WriteContext | None = None,
 ) -> list[Deck]:
-    check_bulk_size(len(deck_ids), "decks")
-    context = context or WriteContext()
-    cleaned = clean_deck_fields(changes, creating=False)
-    if not cleaned:
-        raise DomainError("Nothing to update: name at least one writable column.")
-    ws = lock_workspace(workspace)
-    decks = _live_decks(ws, deck_ids)
-    if not decks:
-        return []
-    at = now_ms()
-    client_at, replica, operation = context.stamp(at)
-    resolved = resolve_tags(ws, [cleaned["tags"]]) if "tags" in cleaned else {}
-    if "tags" in cleaned:
-        cleaned["tags"] = canonical_spelling(cleaned["tags"], resolved)
-    for deck in decks:
-        for name, value in cleaned.items():
-            setattr(deck, name, value)
-        deck.updated_at = at
-        deck.client_updated_at = client_at
-        deck.last_modified_by_replica_id = replica
-        deck.last_operation_id = operation
-    Deck.objects.bulk_update(
-        decks,
-        [
-            *cleaned,
-            "updated_at",
-            "client_updated_at",
-            "last_modified_by_replica_id",
-            "last_operation_id",
-        ],
-    )
-    if "tags" in cleaned:
-        replace_deck_tags(ws, {d.id: d.tags for d in decks}, resolved)
-    record_changes(ws, "deck", (d.id for d in decks), action="upsert", context=context, at=at)
-    return decks
+    return _update(DECKS, workspace, deck_ids, changes, context)
 
 
 @transaction.atomic
 def delete_decks(
-    workspace: Workspace,
-    deck_ids: Sequence[object],
-    *,
-    context: WriteContext | None = None,
+    workspace: Workspace, deck_ids: Sequence[object], *, context: WriteContext | None = None
 ) -> list[Deck]:
-    check_bulk_size(len(deck_ids), "decks")
-    context = context or WriteContext()
-    ws = lock_workspace(workspace)
-    decks = _live_decks(ws, deck_ids)
-    if not decks:
-        return []
-    at = now_ms()
-    client_at, replica, operation = context.stamp(at)
-    Deck.objects.filter(id__in=[d.id for d in decks]).update(
-        deleted_at=at,
-        updated_at=at,
-        client_updated_at=client_at,
-        last_modified_by_replica_id=replica,
-        last_operation_id=operation,
-    )
-    record_changes(ws, "deck", (d.id for d in decks), action="delete", context=context, at=at)
-    return decks
+    return _delete(DECKS, workspace, deck_ids, context)
 
 
 def get_live_card(workspace: Workspace, card_id: object) -> Card:
