@@ -118,7 +118,9 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # uvicorn needs no collectstatic step; production may still run collectstatic.
 WHITENOISE_USE_FINDERS = True
 
-LOGIN_URL = "/admin/login/"
+# Any active user signs in here (the admin's login admits staff only) and lands on their API keys.
+LOGIN_URL = "rest_framework:login"
+LOGIN_REDIRECT_URL = "account-api-keys"
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024 + 1024
 
@@ -144,12 +146,16 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
-    "DEFAULT_PARSER_CLASSES": ["flashcards.api.parsers.SafeJSONParser"],
+    "DEFAULT_PARSER_CLASSES": [
+        "flashcards.api.parsers.SafeJSONParser",
+        "flashcards.api.parsers.AnyBodyAsJSONParser",
+    ],
     # Database outages → 503 SERVICE_UNAVAILABLE; everything else → flashcards.api.envelope.
     "EXCEPTION_HANDLER": "flashcards.api.db_errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_THROTTLE_CLASSES": ["flashcards.api.throttling.AgentRateThrottle"],
+    "DEFAULT_METADATA_CLASS": "flashcards.api.metadata.EnvelopeMetadata",
 }
 
 # Requests per minute per API key; 0 disables the limit.

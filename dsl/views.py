@@ -23,7 +23,7 @@ from dsl.querylog import log_failure
 from dsl.service import run_sql
 from flashcards.api import schemas
 from flashcards.api.envelope import ApiError, docs_for, request_id_of
-from flashcards.api.parsers import SafeJSONParser
+from flashcards.api.parsers import AnyBodyAsJSONParser, SafeJSONParser
 from flashcards.api.workspace import api_key_of, request_workspace
 
 ENDPOINTS = {"any": ENDPOINT_ANY, "read": ENDPOINT_READ, "write": ENDPOINT_WRITE}
@@ -76,7 +76,7 @@ def parse_body(request: Request) -> dict[str, Any]:
 class SqlView(APIView):
     mode = "any"
     # The form parsers serve the browsable API's HTML form (multipart); agents send JSON.
-    parser_classes = [SafeJSONParser, FormParser, MultiPartParser]
+    parser_classes = [SafeJSONParser, FormParser, MultiPartParser, AnyBodyAsJSONParser]
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer]
 
     def get_serializer(self, *args: Any, **kwargs: Any) -> SqlRequestSerializer:

@@ -15,6 +15,14 @@ REVIEW_GRADES = ("again", "hard", "good", "easy")
 SERVER_REPLICA = "server"
 
 
+def default_learning_steps() -> list[int]:
+    return [1, 10]
+
+
+def default_relearning_steps() -> list[int]:
+    return [10]
+
+
 class Workspace(models.Model):
     """The tenancy and sync boundary. Scheduler settings live here; the two counters hand out the
     per-workspace change and review sequence numbers under a row lock."""
@@ -27,8 +35,8 @@ class Workspace(models.Model):
 
     algorithm = models.CharField(max_length=20, default="fsrs-6")
     desired_retention = models.FloatField(default=0.9)
-    learning_steps_minutes = models.JSONField(default=list)
-    relearning_steps_minutes = models.JSONField(default=list)
+    learning_steps_minutes = models.JSONField(default=default_learning_steps)
+    relearning_steps_minutes = models.JSONField(default=default_relearning_steps)
     maximum_interval_days = models.IntegerField(default=36500)
     enable_fuzz = models.BooleanField(default=True)
 

@@ -1,6 +1,7 @@
-"""Routes of the flashcards app (commands, discovery, sync). The dialect's routes live in dsl.urls."""
+"""Routes of the flashcards app (commands, discovery, sync, the API-key page). The dialect's routes
+live in dsl.urls."""
 
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from flashcards.api.sync_views import (
@@ -12,6 +13,7 @@ from flashcards.api.sync_views import (
 from flashcards.api.views_account import MeView, SelectWorkspaceView, WorkspacesView
 from flashcards.api.views_commands import ResetProgressView, ReviewsView, SchedulerSettingsView
 from flashcards.api.views_discovery import AgentDiscoveryView, DiscoveryView
+from flashcards.pages import api_keys, revoke_key
 
 urlpatterns = [
     path("v1/", DiscoveryView.as_view(), name="discovery"),
@@ -52,4 +54,8 @@ urlpatterns = [
         SpectacularSwaggerView.as_view(url_name="openapi-schema"),
         name="openapi-docs",
     ),
+    # Human-facing: sign in (also the browsable API's login link) and manage your own API keys.
+    path("api-auth/", include("rest_framework.urls")),
+    path("account/api-keys/", api_keys, name="account-api-keys"),
+    path("account/api-keys/<str:key_id>/revoke", revoke_key, name="account-api-key-revoke"),
 ]

@@ -129,9 +129,12 @@ def submit_review(workspace: Workspace, body: object) -> CommandResult:
 def update_scheduler_settings(workspace: Workspace, body: object) -> CommandResult:
     changes = {k: v for k, v in require_object(body).items() if k != WORKSPACE_SELECTOR}
     if not changes:
-        raise invalid(
-            "Send at least one setting to change: desired_retention, learning_steps_minutes, "
-            "relearning_steps_minutes, maximum_interval_days, enable_fuzz.",
+        # Every key is optional and omitted keys keep their value (domain.md §4): an empty body is
+        # a valid request that changes nothing, so it records no change for sync clients either.
+        return CommandResult(
+            workspace_row(workspace),
+            "No setting was given, so nothing changed. Send any of desired_retention, "
+            "learning_steps_minutes, relearning_steps_minutes, maximum_interval_days, enable_fuzz.",
         )
     updated = services.update_scheduler_settings(workspace, changes)
     return CommandResult(

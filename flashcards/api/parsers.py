@@ -43,3 +43,11 @@ class SafeJSONParser(JSONParser):
                 "JSON parse error - a string holds an invalid \\u escape (lone surrogate)."
             )
         return data
+
+
+class AnyBodyAsJSONParser(SafeJSONParser):
+    """The last resort for a body sent without `Content-Type: application/json` (curl -d, many
+    HTTP clients' defaults): read it as JSON anyway, so the caller gets either a result or a
+    400 REQUEST_INVALID that says what is wrong with the body — never a bare 415."""
+
+    media_type = "*/*"

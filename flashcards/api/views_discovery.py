@@ -20,16 +20,17 @@ MCP_PATH = "/mcp"
 INSTRUCTIONS = (
     "This service stores flashcards and exposes them through one SQL-shaped language. "
     "Authenticate every call with 'Authorization: ApiKey fca_…' (or 'Bearer fca_…'). "
-    'Start with POST routes.sql.url {"sql": "SHOW TABLES"}, then DESCRIBE cards (also decks, '
+    'Start with POST /v1/agent/sql {"sql": "SHOW TABLES"}, then DESCRIBE cards (also decks, '
     "review_events, workspace) to learn the columns; then SELECT, INSERT, UPDATE and DELETE one "
     "resource at a time (no JOINs). Reads return at most 100 rows (LIMIT defaults to 100); page "
     "with OFFSET as data.hasMore and instructions say. A card's front_text is the prompt only and "
     "its back_text is the answer, so never put the answer on the front. Each write statement may "
-    "affect at most 100 rows: narrow the WHERE or page by card_id. Record reviews with "
-    "routes.submit_review, change scheduler settings with routes.scheduler_settings and reset "
-    "progress with routes.reset_progress; those are not UPDATEs. Every response is an envelope: "
-    "read ok, data, instructions and, on failure, error.code / error.message / error.details, "
-    "then follow instructions."
+    "affect at most 100 rows: narrow the WHERE or page by card_id. Record reviews with POST "
+    "/v1/agent/reviews, change scheduler settings with POST /v1/agent/workspace/scheduler-settings "
+    "and reset progress with POST /v1/agent/workspace/reset-progress; those are not UPDATEs "
+    "(data.routes lists every absolute URL). Every response is an envelope: read ok, data, "
+    "instructions and, on failure, error.code / error.message / error.details, then follow "
+    "instructions."
 )
 
 # (key, method, URL name, what it does): URLs come from reverse(), so a renamed route fails the

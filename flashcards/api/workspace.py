@@ -12,9 +12,12 @@ from flashcards.services import (
     NotFoundError,
     WorkspaceSelectionRequired,
     get_member_workspace,
+    member_workspaces,
     resolve_key_workspace,
     resolve_user_workspace,
 )
+
+SELECTION_CANDIDATES = 20
 
 
 def api_key_of(request: Any) -> ApiKey | None:
@@ -43,5 +46,12 @@ def request_workspace(request: Any, workspace_id: object = None) -> Workspace:
             details={
                 "listWorkspaces": "GET /v1/agent/workspaces",
                 "selectWorkspace": "POST /v1/agent/workspaces/{workspace_id}/select",
+                # The first few candidates, so an agent can usually select without listing first.
+                "workspaces": [
+                    {"workspace_id": str(pk), "name": name}
+                    for pk, name in member_workspaces(user)
+                    .order_by("created_at", "id")
+                    .values_list("pk", "name")[:SELECTION_CANDIDATES]
+                ],
             },
         ) from exc

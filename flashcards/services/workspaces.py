@@ -42,8 +42,6 @@ def create_workspace(
         name=clean_workspace_name(name),
         created_at=at,
         updated_at=at,
-        learning_steps_minutes=[1, 10],
-        relearning_steps_minutes=[10],
     )
     Membership.objects.create(user=user, workspace=workspace, role=Membership.ROLE_OWNER)
     return workspace
