@@ -7,4 +7,9 @@ class DslConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.db.backends.signals import connection_created
+
         from dsl import checks  # noqa: F401  (registers the registry check)
+        from dsl.backends import register_sqlite_functions
+
+        connection_created.connect(register_sqlite_functions)

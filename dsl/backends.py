@@ -4,8 +4,10 @@ The compiler asks this module for expressions and lookups whose meaning is the s
 databases (dsl.md §6); nothing else in ``dsl`` looks at ``connection.vendor``:
 
 - LIKE is case-sensitive and ILIKE case-insensitive on both (SQLite's LIKE folds ASCII case, so
-  LIKE becomes GLOB there). Patterns follow PostgreSQL: ``%`` any run, ``_`` one character, a
-  backslash makes the next character literal.
+  LIKE becomes GLOB there, and ILIKE a GLOB over Python-lowered text). Patterns follow
+  PostgreSQL: ``%`` any run, ``_`` one character, a backslash makes the next character literal.
+- LOWER / UPPER and the case-insensitive string order fold all of Unicode on both (SQLite's own
+  functions fold ASCII only).
 - uuid columns match LIKE in their canonical dashed lower-case text (SQLite stores 32 hex digits).
 - string order: case-insensitive, then a code point tie-break (``COLLATE "C"`` on PostgreSQL, whose
   default collation is the locale's; SQLite's BINARY already is code point order).
@@ -29,7 +31,7 @@ from typing import Any
 from django.db import OperationalError, connection
 from django.db.models import BooleanField, Expression, F, Func, Lookup, TextField
 from django.db.models.expressions import OrderBy
-from django.db.models.functions import Collate, Lower, TruncDate
+from django.db.models.functions import Collate, Lower, TruncDate, Upper
 
 # How many SQLite virtual-machine steps run between two deadline checks: about 0.1 ms of work,
 # so the check costs nothing measurable and a runaway statement stops within a millisecond.
@@ -117,14 +119,55 @@ class CaseInsensitiveLike(_PatternMatch):
     operator = "ILIKE"
 
     def as_sqlite(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
-        # SQLite's own LIKE is the case-insensitive one (ASCII folding, as Django's icontains).
+        # SQLite's LIKE folds ASCII only: lower both sides in Python and match with the
+        # case-sensitive GLOB, so 'É' matches 'é' as with PostgreSQL's ILIKE.
         lhs_sql, params = self.process_lhs(compiler, connection)
-        return f"{lhs_sql} LIKE %s ESCAPE '\\'", [*params, _render_like(self.parts)]
+        parts = [part.lower() if isinstance(part, str) else part for part in self.parts]
+        return f"{SQLITE_LOWER}({lhs_sql}) GLOB %s", [*params, _render_glob(parts)]
 
 
 def like(expr: Expression | F, pattern: str, *, case_insensitive: bool) -> Lookup:
     lookup = CaseInsensitiveLike if case_insensitive else CaseSensitiveLike
     return lookup(expr, pattern)
+
+
+def substring_pattern(text: str) -> str:
+    """The LIKE pattern that finds ``text`` anywhere, its wildcards taken literally."""
+    escaped = "".join("\\" + char if char in ("%", "_", "\\") else char for char in text)
+    return f"%{escaped}%"
+
+
+# SQLite's lower() and upper() change ASCII letters only; these Python-backed functions (registered
+# on every SQLite connection by ``register_sqlite_functions``) fold all of Unicode, as
+# PostgreSQL's do under a UTF-8 locale.
+SQLITE_LOWER = "dsl_lower"
+SQLITE_UPPER = "dsl_upper"
+
+
+def _text_function(convert: Any) -> Any:
+    def apply(value: Any) -> Any:
+        return convert(value) if isinstance(value, str) else value
+
+    return apply
+
+
+def register_sqlite_functions(sender: Any, connection: Any, **kwargs: Any) -> None:
+    """``connection_created`` receiver."""
+    if connection.vendor != "sqlite":
+        return
+    raw = connection.connection
+    raw.create_function(SQLITE_LOWER, 1, _text_function(str.lower), deterministic=True)
+    raw.create_function(SQLITE_UPPER, 1, _text_function(str.upper), deterministic=True)
+
+
+class UnicodeLower(Lower):
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
+        return self.as_sql(compiler, connection, function=SQLITE_LOWER, **extra)
+
+
+class UnicodeUpper(Upper):
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
+        return self.as_sql(compiler, connection, function=SQLITE_UPPER, **extra)
 
 
 class UuidText(Func):
@@ -196,7 +239,7 @@ def order_by(
     if nullable:
         nulls = {"nulls_first": True} if nulls_first else {"nulls_last": True}
     keys: list[Expression | F] = (
-        [code_point_order(Lower(expr)), code_point_order(expr)] if is_string else [expr]
+        [code_point_order(UnicodeLower(expr)), code_point_order(expr)] if is_string else [expr]
     )
     return [
         key.desc(**nulls) if descending else key.asc(**nulls)  # type: ignore[union-attr]

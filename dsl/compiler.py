@@ -40,12 +40,11 @@ from django.db.models import (
     Value,
     When,
 )
-from django.db.models.functions import Cast, Coalesce, Lower, Upper
+from django.db.models.functions import Cast, Coalesce
 from django.db.models.lookups import (
     Exact,
     GreaterThan,
     GreaterThanOrEqual,
-    IContains,
     In,
     IsNull,
     LessThan,
@@ -192,7 +191,7 @@ def term_expression(scope: _Scope, term: v.Term) -> Any:
     if isinstance(term, v.DateOf):
         return backends.utc_date(column_expression(scope, term.column))
     if isinstance(term, v.CaseFold):
-        function = Lower if term.func == "lower" else Upper
+        function = backends.UnicodeLower if term.func == "lower" else backends.UnicodeUpper
         return function(column_expression(scope, term.column))
     raise TypeError(f"{term!r} is an aggregate; it only exists in grouped queries.")
 
@@ -279,6 +278,12 @@ class _Conditions:
         ):
             return _review_grade_condition(self.scope, condition)
         expression, prepare = self._operand(term)
+        if output_type(term) == INTEGER and any(
+            isinstance(value, float) for value in _condition_values(condition)
+        ):
+            # A fractional or huge literal against an integer: compare exactly, as floats, rather
+            # than let the integer field truncate the literal.
+            expression = Cast(expression, FloatField())
         if isinstance(condition, v.Compare):
             if condition.op in ("=", "!="):
                 q = Q(Exact(expression, prepare(condition.value)))
@@ -308,6 +313,16 @@ class _Conditions:
             expression = backends.UuidText(expression)
         lookup = backends.like(expression, pattern, case_insensitive=case_insensitive)
         return ~Q(lookup) if condition.negated else Q(lookup)
+
+
+def _condition_values(condition: Any) -> tuple[Any, ...]:
+    if isinstance(condition, v.Compare):
+        return (condition.value,)
+    if isinstance(condition, v.InList):
+        return condition.values
+    if isinstance(condition, v.Range):
+        return (condition.low, condition.high)
+    return ()
 
 
 def _identity(value: Any) -> Any:
@@ -393,7 +408,8 @@ def _text_match(scope: _Scope, condition: v.TextMatch) -> Q:
             rows, _ = _tag_rows(scope)
             parts.append(Q(Exists(rows.filter(tag__key__contains=fold_tag(condition.text)))))
         else:
-            parts.append(Q(IContains(scope.field(column), condition.text)))
+            pattern = backends.substring_pattern(condition.text)
+            parts.append(Q(backends.like(scope.field(column), pattern, case_insensitive=True)))
     return reduce(operator.or_, parts)
 
 

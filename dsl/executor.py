@@ -9,6 +9,7 @@ transaction back after shaping the response.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -518,7 +519,7 @@ def _respond(
         return finish(data, _instructions(results, dry_run=dry_run))
 
     body = build()
-    size = envelope_size(body)
+    size = _budgeted_size(body)
     droppable = sorted(
         (r for r in results if r.is_write and r.entry["rows"]),
         key=lambda r: envelope_size({"rows": r.entry["rows"]}),
@@ -528,10 +529,19 @@ def _respond(
         entry = droppable.pop(0).entry
         entry["rows"], entry["rowsOmitted"] = [], True
         body = build()
-        size = envelope_size(body)
+        size = _budgeted_size(body)
     if size > dsl_settings.MAX_READ_ENVELOPE_CHARS and not all(r.is_write for r in results):
         raise _too_large(size)
     return body
+
+
+def _budgeted_size(body: dict[str, Any]) -> int:
+    """The envelope's size as the budgets of dsl.md §8 count it: without ``normalizedSql``, the
+    server's restatement of the caller's own ``sql``. Counting the statement twice would halve
+    the room of every long statement, and a read with the largest IN list the dialect allows
+    (1,000 ids) could never be answered."""
+    echo = len(json.dumps(body["data"]["normalizedSql"], ensure_ascii=False)) - len('""')
+    return envelope_size(body) - echo
 
 
 def _too_large(size: int) -> DslError:

@@ -1,5 +1,6 @@
-"""GET /v1/agent/grammar (no auth): the dialect's reference as an HTML page, or as the JSON
-envelope with `?format=json` / `Accept: application/json`. Rendered from dsl.reference."""
+"""GET /v1/agent/grammar (no auth): the dialect's reference as the JSON envelope that every
+/v1/agent/* route answers with (dsl.md §2), or as an HTML page for a browser (an `Accept` that
+names text/html, or `?format=html`). Rendered from dsl.reference."""
 
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ JSON_INSTRUCTIONS = (
 )
 
 
-def wants_json(request: HttpRequest) -> bool:
-    if request.GET.get("format") == "json":
-        return True
-    accept = request.headers.get("Accept", "")
-    return "application/json" in accept and "text/html" not in accept
+def wants_html(request: HttpRequest) -> bool:
+    """Browsers name text/html in Accept; API clients send nothing, */* or application/json."""
+    requested = request.GET.get("format")
+    if requested in ("json", "html"):
+        return requested == "html"
+    return "text/html" in request.headers.get("Accept", "")
 
 
 # Read-only page: exempt so a stray POST gets the JSON 405 envelope instead of the CSRF HTML page.
@@ -32,7 +34,7 @@ def grammar(request: HttpRequest) -> HttpResponse:
         )
         return JsonResponse(body, status=405, headers={"Allow": "GET, HEAD"})
     data = reference()
-    if wants_json(request):
-        body = success_body(request, data, JSON_INSTRUCTIONS)
-        return JsonResponse(body, json_dumps_params={"ensure_ascii": False})
-    return render(request, "dsl/grammar.html", {"ref": data})
+    if wants_html(request):
+        return render(request, "dsl/grammar.html", {"ref": data})
+    body = success_body(request, data, JSON_INSTRUCTIONS)
+    return JsonResponse(body, json_dumps_params={"ensure_ascii": False})

@@ -533,9 +533,13 @@ def _convert_scalar(info: _TermInfo, node: ast.Value, *, check_enum: bool = True
         if not isinstance(node, ast.NumberLit):
             raise _mismatch(info, node)
         value = node.value
-        if value != value.to_integral_value() or value.copy_abs() > _INT64:
-            raise _mismatch(info, node, "not a whole number in range")
-        return int(value)
+        if value.copy_abs() > _INT64:
+            raise _mismatch(info, node, "out of range")
+        if value == value.to_integral_value():
+            return int(value)
+        # Integers take numbers (dsl.md §6.1): reps < 0.5 compares as PostgreSQL would; the
+        # compiler compares the column as a float for such a literal.
+        return float(value)
     if kind == NUMBER:
         if not isinstance(node, ast.NumberLit):
             raise _mismatch(info, node)
@@ -728,6 +732,17 @@ def _unknown_column(
     )
 
 
+def _tag_outside_select(ref: ast.ColumnRef) -> DslError:
+    """The virtual ``tag`` makes one row per (card, tag), which only a SELECT has."""
+    return _fail(
+        "tag is only available in SELECT; UPDATE and DELETE filter cards by their tags column.",
+        "unsupported_syntax",
+        ref,
+        "Filter by the tags column instead, e.g. WHERE tags OVERLAP ('english') or "
+        "WHERE 'english' = ANY(tags).",
+    )
+
+
 # Select ----------------------------------------------------------------------------------------
 
 _WHERE, _HAVING = "WHERE", "HAVING"
@@ -866,7 +881,9 @@ class _Conditions:
         self.group_terms = group_terms
 
     def convert(self, node: ast.Condition, depth: int = 1) -> Condition:
-        if depth > self.limits.max_nesting:
+        # Depth counts the operators a predicate sits under, as parentheses do: 32 NOTs are 32
+        # levels, like 32 pairs of parentheses.
+        if depth > self.limits.max_nesting and isinstance(node, (ast.And, ast.Or, ast.Not)):
             raise _fail(
                 f"The condition is nested more than {self.limits.max_nesting} levels deep.",
                 "too_deep",
@@ -886,8 +903,10 @@ class _Conditions:
         if isinstance(expr, ast.ColumnRef):
             if self.scope is None:
                 column = self.resource.column(expr.name)
-                if column is None or column.virtual:
+                if column is None:
                     raise _unknown_column(self.resource, expr, ())
+                if column.virtual:
+                    raise _tag_outside_select(expr)
                 term: Term = column
             elif self.clause == _HAVING:
                 term = self.scope.named(expr)
@@ -939,6 +958,8 @@ class _Conditions:
             )
             if column is None or column.virtual:
                 assert isinstance(call.arg, ast.ColumnRef)
+                if column is not None:
+                    raise _tag_outside_select(call.arg)
                 raise _unknown_column(self.resource, call.arg)
             term = _resolve_call(_SelectScope(self.resource, None), call)
         return term
