@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 import uvicorn
+from asgiref.sync import SyncToAsync
+from django.db import connections
 
 
 @pytest.fixture
@@ -35,3 +37,6 @@ def live_server_url(transactional_db) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+        # The server's ORM calls ran on asgiref's shared sync thread; close the connection it
+        # opened there, or PostgreSQL cannot drop the test database at the end of the run.
+        SyncToAsync.single_thread_executor.submit(connections.close_all).result(timeout=10)
