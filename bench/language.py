@@ -1,0 +1,187 @@
+"""Language overhead (docs/benchmarks.md §1): lex + parse + validate + compile of every statement
+of bench/corpus.sql, with no database round trip.
+
+Stages, each timed per statement (median over many runs of the whole corpus):
+  parse     dsl.parser.parse_batch (lexing included)
+  validate  dsl.validator.validate_batch
+  compile   the plan to a ready Django queryset (dsl.compiler) for reads and UPDATE/DELETE
+            targets; INSERT plans become the service functions' row dicts
+  sqlgen    Django's SQL generation of that queryset (it happens on execution anyway; shown
+            apart because it is Django's cost, not the dialect's)
+
+Goal: median ≤ 250 µs and p99 ≤ 1 ms per statement for parse + validate + compile.
+Run: ``python -m bench.language`` (BENCH_ROUNDS, default 200)."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import statistics
+import time
+import uuid
+from pathlib import Path
+
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
+django.setup()
+
+from django.db import connection  # noqa: E402
+
+from bench.report import RESULTS_DIR, machine, percentile, table  # noqa: E402
+from dsl import compiler  # noqa: E402
+from dsl import validator as v  # noqa: E402
+from dsl.executor import current_limits  # noqa: E402
+from dsl.parser import parse_batch  # noqa: E402
+from flashcards.models import Workspace  # noqa: E402
+from flashcards.services import now_ms  # noqa: E402
+
+CORPUS = Path(__file__).resolve().parent / "corpus.sql"
+STAGES = ("parse", "validate", "compile", "sqlgen")
+
+
+def load_corpus(path: Path = CORPUS) -> list[str]:
+    return [
+        line.strip()
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.lstrip().startswith("--")
+    ]
+
+
+def compile_plan(plan: v.Plan, workspace: Workspace) -> object:
+    """What the executor builds before its first database call."""
+    now = now_ms()
+    if isinstance(plan, v.SelectPlan):
+        compiled = compiler.compile_select(plan, workspace, now=now)
+        return compiled.queryset[: (plan.limit or 100) + 1]
+    if isinstance(plan, (v.UpdatePlan, v.DeletePlan)):
+        scope = compiler._Scope(plan.resource, tag_rows=False, now=now)
+        queryset = compiler.base_queryset(plan.resource, workspace)
+        return queryset.filter(compiler.compile_condition(scope, plan.where))
+    if isinstance(plan, v.InsertPlan):
+        return plan.row_dicts()
+    return plan
+
+
+def generate_sql(compiled: object) -> None:
+    query = getattr(compiled, "query", None)
+    if query is not None:
+        query.get_compiler(connection=connection).as_sql()
+
+
+def time_statement(sql: str, workspace: Workspace) -> dict[str, float]:
+    limits = current_limits()
+    t0 = time.perf_counter()
+    batch = parse_batch(sql, limits)
+    t1 = time.perf_counter()
+    plans = v.validate_batch(batch, limits)
+    t2 = time.perf_counter()
+    compiled = [compile_plan(plan, workspace) for plan in plans]
+    t3 = time.perf_counter()
+    for item in compiled:
+        generate_sql(item)
+    t4 = time.perf_counter()
+    return {"parse": t1 - t0, "validate": t2 - t1, "compile": t3 - t2, "sqlgen": t4 - t3}
+
+
+def run(rounds: int) -> dict[str, object]:
+    corpus = load_corpus()
+    workspace = Workspace(id=uuid.uuid4(), name="bench")  # never saved: no database round trip
+    for sql in corpus:  # warm-up: the thread's parser, Django's field caches
+        time_statement(sql, workspace)
+    samples: dict[str, list[list[float]]] = {sql: [] for sql in corpus}
+    gc.collect()
+    for _ in range(rounds):
+        for sql in corpus:
+            timing = time_statement(sql, workspace)
+            samples[sql].append([timing[stage] for stage in STAGES])
+    per_statement = []
+    for sql, runs in samples.items():
+        medians = [statistics.median(run[i] for run in runs) for i in range(len(STAGES))]
+        per_statement.append({"sql": sql, **dict(zip(STAGES, medians, strict=True))})
+    front_end = [sum(run[:3]) for runs in samples.values() for run in runs]
+    with_sql = [sum(run) for runs in samples.values() for run in runs]
+    statement_medians = [s["parse"] + s["validate"] + s["compile"] for s in per_statement]
+    return {
+        "machine": machine(),
+        "statements": len(corpus),
+        "rounds": rounds,
+        "front_end_us": _us(front_end),
+        "front_end_statement_medians_us": _us(statement_medians),
+        "with_sql_us": _us(with_sql),
+        "stage_median_us": {
+            stage: statistics.median(s[stage] for s in per_statement) * 1e6 for stage in STAGES
+        },
+        "slowest": sorted(
+            per_statement, key=lambda s: -(s["parse"] + s["validate"] + s["compile"])
+        )[:5],
+    }
+
+
+def _us(values: list[float]) -> dict[str, float]:
+    return {
+        "median": statistics.median(values) * 1e6,
+        "p99": percentile(values, 0.99) * 1e6,
+        "max": max(values) * 1e6,
+    }
+
+
+def report(results: dict) -> str:
+    fe = results["front_end_us"]
+    per = results["front_end_statement_medians_us"]
+    gen = results["with_sql_us"]
+    rows = [
+        [
+            "parse + validate + compile, every run",
+            f"{fe['median']:.0f}",
+            f"{fe['p99']:.0f}",
+            f"{fe['max']:.0f}",
+        ],
+        [
+            "… per-statement medians",
+            f"{per['median']:.0f}",
+            f"{per['p99']:.0f}",
+            f"{per['max']:.0f}",
+        ],
+        [
+            "… + Django SQL generation",
+            f"{gen['median']:.0f}",
+            f"{gen['p99']:.0f}",
+            f"{gen['max']:.0f}",
+        ],
+    ]
+    stages = results["stage_median_us"]
+    slow = [
+        [f"`{s['sql'][:90]}{'…' if len(s['sql']) > 90 else ''}`"]
+        + [f"{s[stage] * 1e6:.0f}" for stage in STAGES]
+        for s in results["slowest"]
+    ]
+    ok = fe["median"] <= 250 and fe["p99"] <= 1000
+    return "\n".join(
+        [
+            f"### Language overhead: {results['statements']} statements x {results['rounds']} rounds",
+            "",
+            table(["µs per statement", "median", "p99", "max"], rows),
+            "",
+            "Median per stage (µs): "
+            + ", ".join(f"{stage} {stages[stage]:.0f}" for stage in STAGES),
+            "",
+            "Slowest statements (median µs per stage):",
+            "",
+            table(["statement", *STAGES], slow),
+            "",
+            f"Goal median ≤ 250 µs and p99 ≤ 1000 µs: {'met' if ok else 'NOT met'}.",
+        ]
+    )
+
+
+def main() -> None:
+    results = run(int(os.environ.get("BENCH_ROUNDS", "200")))
+    RESULTS_DIR.mkdir(exist_ok=True)
+    (RESULTS_DIR / "language.json").write_text(json.dumps(results, indent=2))
+    print(report(results))
+
+
+if __name__ == "__main__":
+    main()
