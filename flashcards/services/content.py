@@ -189,12 +189,6 @@ DECKS = _ContentKind(
     replace_tags=replace_deck_tags,
     extra_fields=lambda replica: {},
 )
-SYNC_STAMP_FIELDS = (
-    "updated_at",
-    "client_updated_at",
-    "last_modified_by_replica_id",
-    "last_operation_id",
-)
 
 
 def _create(
@@ -265,14 +259,18 @@ def _update(
     resolved = resolve_tags(ws, [cleaned["tags"]]) if "tags" in cleaned else {}
     if "tags" in cleaned:
         cleaned["tags"] = canonical_spelling(cleaned["tags"], resolved)
+    stamps = {
+        "updated_at": at,
+        "client_updated_at": client_at,
+        "last_modified_by_replica_id": replica,
+        "last_operation_id": operation,
+    }
+    # Every row gets the same values, so one UPDATE ... WHERE id IN (...) does it; bulk_update
+    # would build a CASE per row and field.
+    kind.model.objects.filter(id__in=[o.id for o in objects]).update(**cleaned, **stamps)
     for obj in objects:
-        for name, value in cleaned.items():
+        for name, value in {**cleaned, **stamps}.items():
             setattr(obj, name, list(value) if isinstance(value, list) else value)
-        obj.updated_at = at
-        obj.client_updated_at = client_at
-        obj.last_modified_by_replica_id = replica
-        obj.last_operation_id = operation
-    kind.model.objects.bulk_update(objects, [*cleaned, *SYNC_STAMP_FIELDS])
     if "tags" in cleaned:
         kind.replace_tags(ws, {o.id: o.tags for o in objects}, resolved)
     record_changes(
