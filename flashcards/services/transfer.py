@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import models, transaction
+from django.db import connection, models, transaction
 
 from flashcards.models import (
     FSRS_STATES,
@@ -518,6 +518,7 @@ def import_workspace(data: object, owner_username: str | None = None) -> ImportR
         _write_tag_rows(ws, plan, resolved)
         ReviewEvent.objects.bulk_create(plan.events, batch_size=BATCH)
         changes = _record_import_changes(ws, plan, context, at)
+    refresh_planner_statistics()
     return ImportReport(
         workspace_id=ws.pk,
         workspace_name=ws.name,
@@ -529,6 +530,14 @@ def import_workspace(data: object, owner_username: str | None = None) -> ImportR
         tags=len(resolved),
         changes=changes,
     )
+
+
+def refresh_planner_statistics() -> None:
+    """SQLite gathers no statistics by itself; after a bulk load its planner would scan a whole
+    workspace for an UPDATE by id (docs/benchmarks.md). PostgreSQL's autovacuum does this alone."""
+    if connection.vendor == "sqlite" and not connection.in_atomic_block:
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
 
 
 def _record_import_changes(ws: Workspace, plan: _Plan, context: WriteContext, at: datetime) -> int:
