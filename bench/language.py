@@ -56,7 +56,7 @@ def compile_plan(plan: v.Plan, workspace: Workspace) -> object:
         compiled = compiler.compile_select(plan, workspace, now=now)
         return compiled.queryset[: (plan.limit or 100) + 1]
     if isinstance(plan, (v.UpdatePlan, v.DeletePlan)):
-        scope = compiler._Scope(plan.resource, tag_rows=False, now=now)
+        scope = compiler._Scope(plan.resource, workspace, tag_rows=False, now=now)
         queryset = compiler.base_queryset(plan.resource, workspace)
         return queryset.filter(compiler.compile_condition(scope, plan.where))
     if isinstance(plan, v.InsertPlan):

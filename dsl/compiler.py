@@ -138,8 +138,13 @@ class _Scope:
     """Where the columns of one statement live: on the resource's model, or — for tag rows — on
     the CardTag's card (prefix ``card__``) with ``tag`` itself on the CardTag's Tag."""
 
-    def __init__(self, resource: Resource, *, tag_rows: bool, now: datetime | None) -> None:
+    def __init__(
+        self, resource: Resource, workspace: Workspace, *, tag_rows: bool, now: datetime | None
+    ) -> None:
         self.resource = resource
+        # Tag subqueries filter on it too, so a plan that starts from the tag side reads only this
+        # workspace's rows through the (workspace, tag, owner) index.
+        self.workspace = workspace
         self.tag_rows = tag_rows
         self.prefix = "card__" if tag_rows else ""
         self.now = now
@@ -357,8 +362,10 @@ def _review_grade_condition(scope: _Scope, condition: v.Compare | v.InList) -> Q
 def _tag_rows(scope: _Scope) -> tuple[QuerySet, str]:
     """The indexed tag rows of the outer row's card or deck, and the owner field's name."""
     if scope.resource.name == "cards":
-        return CardTag.objects.filter(card=OuterRef(scope.owner_ref)), "card"
-    return DeckTag.objects.filter(deck=OuterRef(scope.owner_ref)), "deck"
+        rows = CardTag.objects.filter(workspace=scope.workspace, card=OuterRef(scope.owner_ref))
+        return rows, "card"
+    rows = DeckTag.objects.filter(workspace=scope.workspace, deck=OuterRef(scope.owner_ref))
+    return rows, "deck"
 
 
 def _array_condition(
@@ -462,7 +469,7 @@ def _row_order(scope: _Scope, order_by: tuple[v.OrderKey, ...]) -> list[Any]:
 
 def compile_select(plan: v.SelectPlan, workspace: Workspace, *, now: datetime) -> CompiledSelect:
     """The rows of a SELECT as a queryset of tuples, ordered but not yet sliced."""
-    scope = _Scope(plan.resource, tag_rows=plan.explode_tags, now=now)
+    scope = _Scope(plan.resource, workspace, tag_rows=plan.explode_tags, now=now)
     queryset = base_queryset(plan.resource, workspace, tag_rows=plan.explode_tags)
     if plan.where is not None:
         queryset = queryset.filter(compile_condition(scope, plan.where))
@@ -558,7 +565,7 @@ def matching_ids(
 ) -> list[Any]:
     """Ids of the rows an UPDATE / DELETE targets, in the resource's default order, at most
     ``limit`` of them (callers ask for one more than they accept, to detect too many)."""
-    scope = _Scope(resource, tag_rows=False, now=now)
+    scope = _Scope(resource, workspace, tag_rows=False, now=now)
     queryset = base_queryset(resource, workspace).filter(compile_condition(scope, condition))
     ordered = queryset.order_by(*_row_order(scope, ()))
     return list(ordered.values_list(scope.id_path(), flat=True)[:limit])
@@ -569,7 +576,7 @@ def select_by_ids(
 ) -> CompiledSelect:
     """RETURNING rows: tuples of (id, *columns) for the given ids, still scoped to the
     workspace; the caller puts them in the order of ``ids``."""
-    scope = _Scope(resource, tag_rows=False, now=None)
+    scope = _Scope(resource, workspace, tag_rows=False, now=None)
     queryset = (
         base_queryset(resource, workspace)
         .filter(Q(In(F(scope.id_path()), ids)))

@@ -29,12 +29,13 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 from rest_framework.exceptions import Throttled
+from rest_framework.response import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dsl.querylog import log_failure
 from dsl.reference import schema_summary
 from dsl.resources import get_resource
-from flashcards.api import commands
+from flashcards.api import commands, db_errors
 from flashcards.api.authentication import key_from_header
 from flashcards.api.envelope import (
     docs_for,
@@ -187,9 +188,18 @@ def _run(request: ASGIRequest, work: Callable[[ASGIRequest], dict[str, Any]]) ->
             raise Throttled(wait=retry_after_seconds(wait))
         return work(request)
     except Exception as exc:  # every failure becomes an envelope; unexpected ones are logged there
-        return error_response_for(exc, request).data
+        return _error_response(exc, request).data
     finally:
         close_old_connections()
+
+
+def _error_response(exc: Exception, request: ASGIRequest) -> Response:
+    """The response REST would send for ``exc``: a database outage is the same retryable 503
+    SERVICE_UNAVAILABLE with its specific reason (flashcards.api.db_errors), not a 500."""
+    if db_errors.is_database_unavailable(exc):
+        logger.warning("Database unavailable in MCP call: %s", type(exc).__name__)
+        return Response(db_errors.unavailable_body(request, exc), status=503)
+    return error_response_for(exc, request)
 
 
 async def _tool(ctx: Context, work: Callable[[ASGIRequest], dict[str, Any]]) -> CallToolResult:
@@ -213,7 +223,7 @@ def _sql_work(
         try:
             workspace = request_workspace(request, workspace_id)
         except Exception as exc:
-            response = error_response_for(exc, request)
+            response = _error_response(exc, request)
             log_failure(
                 request,
                 surface="mcp",

@@ -264,21 +264,7 @@ def _unexpected(envelope: _Envelope, exc: Exception, request_id: str) -> SqlOutc
         logger.warning(
             "Database unavailable in dialect request %s: %s", request_id, type(exc).__name__
         )
-        outcome = db_errors.outcome_of(exc)
-        if outcome == "unknown":
-            message = (
-                "The database connection failed while the request was being committed, so it "
-                "is not known whether it was applied. Read the affected rows back before "
-                "retrying a write."
-            )
-        else:
-            message = "The database is unavailable and nothing was written. Retry shortly."
-        details = {
-            "reason": "database_unavailable",
-            "retryable": True,
-            "outcome": outcome,
-            "retryAfterSeconds": db_errors.RETRY_AFTER_SECONDS,
-        }
+        message, details = db_errors.unavailable_error(exc)
         body = envelope.failure(db_errors.SERVICE_UNAVAILABLE, message, details=details)
         return SqlOutcome(503, body, {"Retry-After": str(db_errors.RETRY_AFTER_SECONDS)})
     logger.exception("Unexpected error in dialect request %s", request_id)

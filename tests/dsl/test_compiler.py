@@ -358,3 +358,21 @@ class TestWriteTargets:
         plan = validate(parse_batch("DELETE FROM cards WHERE front_text = 'same'").statements[0])
         ids = compiler.matching_ids(plan.resource, workspace, plan.where, limit=2, now=now_ms())
         assert len(ids) == 2 and set(ids) <= {card.id for card in mine}
+
+
+@pytest.mark.parametrize("resource", ["cards", "decks"])
+@pytest.mark.parametrize(
+    "condition",
+    ["tags OVERLAP ('x')", "tags CONTAINS ('x', 'y')", "tags = ('x')", "MATCH('x')"],
+)
+def test_tag_subqueries_are_scoped_to_the_workspace(workspace, resource, condition):
+    """A plan starting from the tag side must read this workspace's rows through the
+    (workspace, tag, owner) index, not every tenant's rows for that tag."""
+    statement = f"SELECT COUNT(*) AS n FROM {resource} WHERE {condition}"
+    plan = validate(parse_batch(statement).statements[0])
+    query = compiler.compile_select(plan, workspace, now=now_ms()).queryset.query
+    sql, params = query.sql_with_params()
+    assert "tag" in sql.split("EXISTS", 1)[1]
+    workspace_params = [p for p in params if str(p).replace("-", "") == workspace.pk.hex]
+    # Once for the outer rows, once for the tag rows of the EXISTS.
+    assert sql.count('"workspace_id" = %s') == len(workspace_params) == 2

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import socket
 import uuid
 
 import pytest
+from django.db import connection
 
 from dsl.models import QueryLog
 from dsl.service import run_sql
@@ -65,3 +67,29 @@ def test_idempotency_without_a_request_fingerprint(workspace, user, api_key):
 def test_unknown_surface_or_mode_is_a_programming_error(workspace, user):
     with pytest.raises(ValueError):
         call(workspace, user, "SHOW TABLES", surface="cli")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="needs a PostgreSQL server to lose")
+def test_database_outage_is_the_same_503_as_rest(workspace, user, api):
+    """The MCP tools call run_sql directly: an outage must answer exactly what REST answers."""
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+    settings = connection.settings_dict
+    real = settings["HOST"], settings["PORT"]
+    try:
+        connection.close()
+        settings["HOST"], settings["PORT"] = "127.0.0.1", blocker.getsockname()[1]
+        outcome = call(workspace, user, "SELECT COUNT(*) AS n FROM cards")
+        rest = api.get("/v1/agent/me")
+    finally:
+        connection.close()
+        settings["HOST"], settings["PORT"] = real
+        blocker.close()
+    assert rest.status_code == 503 and outcome.status_code == 503
+    assert outcome.headers == {"Retry-After": rest["Retry-After"]}
+    error, rest_error = outcome.body["error"], rest.json()["error"]
+    assert error["code"] == rest_error["code"] == "SERVICE_UNAVAILABLE"
+    assert error["message"] == rest_error["message"]
+    assert error["details"] == rest_error["details"]
+    assert error["details"]["reason"] == "database_unavailable"
