@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from bench.handwritten import paged_cards_queryset
 from flashcards.api.workspace import request_workspace
 from flashcards.models import Card
+from flashcards.serializers import CARD_COLUMNS
 
 MAX_LIMIT = 100
 
@@ -40,26 +41,7 @@ class CardRowSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Card
-        fields = (
-            "card_id",
-            "front_text",
-            "back_text",
-            "card_type",
-            "tags",
-            "effort_level",
-            "metadata",
-            "due_at",
-            "created_at",
-            "updated_at",
-            "reps",
-            "lapses",
-            "fsrs_card_state",
-            "fsrs_step_index",
-            "fsrs_scheduled_days",
-            "fsrs_stability",
-            "fsrs_difficulty",
-            "fsrs_last_reviewed_at",
-        )
+        fields = CARD_COLUMNS
 
 
 def _int_param(request: Request, name: str, default: int, high: int) -> int:
