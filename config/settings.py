@@ -125,13 +125,12 @@ LOGIN_REDIRECT_URL = "account-api-keys"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024 + 1024
 
 # The rate limit counts requests in this cache, so it must be shared by every worker process: the
-# default is a directory on disk (no setup step); production sets Redis or Memcached via
+# default is a directory on disk with atomic counters (flashcards.api.cache, no setup step);
+# production sets Redis or Memcached via
 # CACHE_BACKEND / CACHE_LOCATION (docs/deployment.md).
 CACHES = {
     "default": {
-        "BACKEND": os.environ.get(
-            "CACHE_BACKEND", "django.core.cache.backends.filebased.FileBasedCache"
-        ),
+        "BACKEND": os.environ.get("CACHE_BACKEND", "flashcards.api.cache.LockingFileBasedCache"),
         "LOCATION": os.environ.get("CACHE_LOCATION", str(BASE_DIR / "var" / "cache")),
     }
 }
