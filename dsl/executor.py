@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from django.db import DataError, IntegrityError, transaction
+from django.db import DataError, IntegrityError, connection, transaction
 
 from dsl import ast, backends, compiler
 from dsl import validator as v
@@ -214,7 +214,7 @@ class _Runner:
             )
             limit = self.max_rows
         offset = plan.offset or 0
-        compiled = compiler.compile_select(plan, self.workspace, now=self.now)
+        compiled = _compiled_select(parsed, plan, self.workspace, self.now)
         values = list(compiled.queryset[offset : offset + limit + 1])
         has_more = len(values) > limit
         format_row = row_formatter(compiled.columns)
@@ -383,6 +383,41 @@ class _PreparedCache:
 
 
 _prepared = _PreparedCache(_PREPARED_CACHE_SIZE)
+
+_COMPILED_CACHE_SIZE = 256
+_compiled: OrderedDict[tuple[int, object, str], tuple[v.SelectPlan, compiler.CompiledSelect]] = (
+    OrderedDict()
+)
+_compiled_lock = threading.Lock()
+
+
+def _depends_on_now(parsed: ast.ParsedStatement) -> bool:
+    # Crude on purpose: a literal that merely contains "now" only costs a cache miss.
+    text = parsed.normalized_sql.upper()
+    return "NOW" in text or "CURRENT_TIMESTAMP" in text
+
+
+def _compiled_select(
+    parsed: ast.ParsedStatement, plan: v.SelectPlan, workspace: Workspace, now: datetime
+) -> compiler.CompiledSelect:
+    """Building a queryset costs more than parsing (docs/benchmarks.md), and an agent repeats its
+    reads, so the compiled (unsliced, never evaluated) queryset is reused per plan and workspace.
+    Plans come from the prepared-statement cache, so the same SQL yields the same plan object;
+    every use slices a clone. Statements that read the clock are compiled afresh."""
+    if _depends_on_now(parsed):
+        return compiler.compile_select(plan, workspace, now=now)
+    key = (id(plan), workspace.pk, connection.vendor)
+    with _compiled_lock:
+        found = _compiled.get(key)
+        if found is not None and found[0] is plan:
+            _compiled.move_to_end(key)
+            return found[1]
+    compiled = compiler.compile_select(plan, workspace, now=now)
+    with _compiled_lock:
+        _compiled[key] = (plan, compiled)
+        if len(_compiled) > _COMPILED_CACHE_SIZE:
+            _compiled.popitem(last=False)
+    return compiled
 
 
 def _record(stats: ExecutionStats, batch: ast.Batch) -> None:
