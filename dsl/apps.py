@@ -11,5 +11,8 @@ class DslConfig(AppConfig):
 
         from dsl import checks  # noqa: F401  (registers the registry check)
         from dsl.backends import register_sqlite_functions
+        from dsl.querylog import log_refused_request
+        from flashcards.api.signals import request_refused
 
         connection_created.connect(register_sqlite_functions)
+        request_refused.connect(log_refused_request)

@@ -123,3 +123,16 @@ def log_failure(
         api_key=auth if isinstance(auth, ApiKey) else None,
         workspace=workspace,
     )
+
+
+SQL_PATH_PREFIX = "/v1/agent/sql"
+
+
+def log_refused_request(
+    sender: object, *, request: Any, body: dict[str, Any], status_code: int, **kwargs: Any
+) -> None:
+    """Receiver of flashcards.api.signals.request_refused: a SQL request that middleware refused
+    (e.g. 413) is still a dialect request, so it gets its query-log row. The body was never read,
+    so the row has no SQL text."""
+    if request.path.startswith(SQL_PATH_PREFIX):
+        log_failure(request, surface="rest", body=body, status_code=status_code)

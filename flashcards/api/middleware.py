@@ -8,6 +8,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from flashcards.api.envelope import error_body
+from flashcards.api.signals import request_refused
 
 MAX_BODY_BYTES = 256 * 1024
 API_PREFIX = "/v1/"
@@ -48,6 +49,7 @@ class RequestIdMiddleware:
             f"The request body is {length} bytes; the limit is {MAX_BODY_BYTES} bytes (256 KiB).",
             details={"limitBytes": MAX_BODY_BYTES, "receivedBytes": length},
         )
+        request_refused.send(RequestIdMiddleware, request=request, body=body, status_code=413)
         response = JsonResponse(body, status=413, json_dumps_params={"ensure_ascii": False})
         response["X-Request-Id"] = request.request_id  # type: ignore[attr-defined]
         return response

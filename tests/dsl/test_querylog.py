@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -145,3 +147,15 @@ class TestAdmin:
             == 403
         )
         assert QueryLog.objects.filter(pk=log.pk, sql="SELECT * FROM cards").exists()
+
+
+def test_a_body_refused_as_too_large_is_logged(api):
+    """The 413 is answered by middleware before the view, and still gets its query-log row."""
+    before = QueryLog.objects.count()
+    payload = json.dumps({"sql": "SHOW TABLES", "pad": "x" * (257 * 1024)})
+    response = api.generic("POST", "/v1/agent/sql", payload, content_type="application/json")
+    assert response.status_code == 413
+    assert QueryLog.objects.count() == before + 1
+    row = QueryLog.objects.latest("pk")
+    assert row.request_id == response.json()["requestId"]
+    assert row.outcome == "REQUEST_TOO_LARGE"
