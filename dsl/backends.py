@@ -15,23 +15,29 @@ databases (dsl.md §6); nothing else in ``dsl`` looks at ``connection.vendor``:
 - ``DATE(col)`` is the UTC calendar date on both.
 - "JSON array holds this value" (decks.effort_levels): jsonb ``@>`` / SQLite ``json_each``.
 - the per-request statement time limit: ``set_config('statement_timeout', …, true)`` inside the
-  request transaction on PostgreSQL, a progress handler that aborts the running statement after the
-  deadline on SQLite (the connection stays usable).
+  request transaction on PostgreSQL — or, for a request that is one read, ``SET LOCAL
+  statement_timeout`` sent with the SELECT in one round trip — and a progress handler that aborts
+  the running statement after the deadline on SQLite (the connection stays usable).
+- ``NOW()`` is bound late: the compiled SQL keeps a marker that each execution replaces with its
+  own moment, so a statement that reads the clock can be compiled once and run many times.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC
+from contextvars import ContextVar
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import OperationalError, connection
-from django.db.models import BooleanField, Expression, F, Func, Lookup, TextField
+from django.db.models import BooleanField, DateTimeField, Expression, F, Func, Lookup, TextField
 from django.db.models.expressions import OrderBy
 from django.db.models.functions import Collate, Lower, TruncDate, Upper
+
+from flashcards.services import now_ms
 
 # How many SQLite virtual-machine steps run between two deadline checks: about 0.1 ms of work,
 # so the check costs nothing measurable and a runaway statement stops within a millisecond.
@@ -275,6 +281,13 @@ class Deadline:
     def remaining(self) -> float:
         return self.expires_at - time.monotonic()
 
+    def check(self) -> int:
+        """The budget left in whole milliseconds (at least 1); QueryTimeout once it is spent."""
+        remaining = self.remaining()
+        if remaining <= 0:
+            raise QueryTimeout()
+        return max(1, int(remaining * 1000))
+
     def arm(self) -> None:
         remaining = self.remaining()
         if remaining <= 0:
@@ -312,3 +325,90 @@ def read_transaction_needed() -> bool:
     """Reads need a transaction only where the time limit is scoped to one (PostgreSQL). SQLite
     opens write transactions with BEGIN IMMEDIATE, so wrapping reads would serialise them."""
     return is_postgresql()
+
+
+# The statement clock ---------------------------------------------------------------------------
+
+# What ``StatementClock`` renders as: a moment, or DEFERRED to leave a ``ClockParam`` marker in
+# the parameters (for SQL compiled once and executed many times, see ``dsl.executor``).
+DEFERRED = object()
+_clock: ContextVar[Any] = ContextVar("dsl_statement_clock", default=None)
+_DATETIME_FIELD = DateTimeField()
+
+
+@contextmanager
+def clock(moment: Any) -> Iterator[None]:
+    """Render ``StatementClock`` expressions compiled inside as ``moment`` (or DEFERRED)."""
+    token = _clock.set(moment)
+    try:
+        yield
+    finally:
+        _clock.reset(token)
+
+
+def _datetime_param(value: datetime, db: Any) -> Any:
+    # What Django passes to the driver for a datetime compared with a DateTimeField.
+    return _DATETIME_FIELD.get_db_prep_value(value, db, prepared=False)
+
+
+class ClockParam:
+    """The marker a deferred ``StatementClock`` leaves among the query parameters."""
+
+    __slots__ = ("relative",)
+
+    def __init__(self, relative: Any) -> None:
+        self.relative = relative
+
+    def bind(self, moment: datetime, db: Any) -> Any:
+        return _datetime_param(self.relative.resolve(moment), db)
+
+    def __repr__(self) -> str:
+        return f"ClockParam({self.relative!r})"
+
+
+class StatementClock(Expression):
+    """``NOW()`` (± an interval) as a query parameter decided when the SQL is generated: the
+    moment of ``clock()``, else the current time (a queryset evaluated outside the executor)."""
+
+    output_field = DateTimeField()
+
+    def __init__(self, relative: Any) -> None:
+        super().__init__()
+        self.relative = relative
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        moment = _clock.get()
+        if moment is DEFERRED:
+            return "%s", [ClockParam(self.relative)]
+        return "%s", [_datetime_param(self.relative.resolve(moment or now_ms()), connection)]
+
+
+def bind_clock(params: Sequence[Any], positions: Sequence[int], moment: datetime) -> list[Any]:
+    """The parameters of deferred SQL with each clock marker replaced by ``moment``'s value."""
+    bound = list(params)
+    for position in positions:
+        bound[position] = bound[position].bind(moment, connection)
+    return bound
+
+
+def fetch_rows(sql: str, params: Sequence[Any], *, timeout_ms: int | None = None) -> list[tuple]:
+    """Run one SELECT and return its raw rows. ``timeout_ms`` (PostgreSQL, outside any
+    transaction) sends ``SET LOCAL statement_timeout`` in the same round trip: PostgreSQL runs the
+    statements of one simple query in one implicit transaction, so the limit applies to this
+    SELECT and ends with it — one round trip instead of BEGIN, set_config, SELECT and COMMIT."""
+    with connection.cursor() as cursor:
+        if timeout_ms is None:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+        cursor.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}; {sql}", params)
+        cursor.nextset()
+        return cursor.fetchall()
+
+
+def inline_timeout_possible() -> bool:
+    """True where ``fetch_rows(timeout_ms=…)`` can bound a lone read without a transaction:
+    PostgreSQL in autocommit with client-side parameter binding (Django's default; server-side
+    binding cannot send two statements at once)."""
+    if not is_postgresql() or connection.in_atomic_block or not connection.get_autocommit():
+        return False
+    return not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")

@@ -161,7 +161,9 @@ class _Scope:
 
     def value(self, raw: Any) -> Any:
         if isinstance(raw, v.RelativeNow):
-            assert self.now is not None, "NOW() needs the statement's moment"
+            if self.now is None:
+                # Bound late: the moment is decided when the SQL is generated (dsl.backends).
+                return backends.StatementClock(raw)
             return raw.resolve(self.now)
         return raw
 
@@ -467,8 +469,11 @@ def _row_order(scope: _Scope, order_by: tuple[v.OrderKey, ...]) -> list[Any]:
 # SELECT ----------------------------------------------------------------------------------------
 
 
-def compile_select(plan: v.SelectPlan, workspace: Workspace, *, now: datetime) -> CompiledSelect:
-    """The rows of a SELECT as a queryset of tuples, ordered but not yet sliced."""
+def compile_select(
+    plan: v.SelectPlan, workspace: Workspace, *, now: datetime | None
+) -> CompiledSelect:
+    """The rows of a SELECT as a queryset of tuples, ordered but not yet sliced. With ``now``
+    None, NOW() stays a ``backends.StatementClock``, so the queryset can be reused over time."""
     scope = _Scope(plan.resource, workspace, tag_rows=plan.explode_tags, now=now)
     queryset = base_queryset(plan.resource, workspace, tag_rows=plan.explode_tags)
     if plan.where is not None:

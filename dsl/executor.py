@@ -17,7 +17,9 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
+from uuid import UUID as UUIDType
 
+from django.core.exceptions import EmptyResultSet
 from django.db import DataError, IntegrityError, connection, transaction
 
 from dsl import ast, backends, compiler
@@ -74,7 +76,8 @@ def current_limits() -> Limits:
 
 
 def _uuid(value: Any) -> str:
-    return str(value).lower()
+    # UUID objects print in lower case already; other values (text) are normalised.
+    return str(value) if type(value) is UUIDType else str(value).lower()
 
 
 def _date(value: date) -> str:
@@ -82,11 +85,11 @@ def _date(value: date) -> str:
 
 
 def _integer(value: Any) -> int:
-    return int(value)
+    return value if type(value) is int else int(value)
 
 
 def _number(value: Any) -> float:
-    return float(value)
+    return value if type(value) is float else float(value)
 
 
 def _boolean(value: Any) -> bool:
@@ -113,14 +116,23 @@ _FORMATTERS: dict[str, Callable[[Any], Any]] = {
 
 def row_formatter(columns: tuple[compiler.OutputColumn, ...]) -> Callable[[tuple], dict[str, Any]]:
     """Turns a value tuple into an output row (dsl.md §2.4): keys in item order, values in their
-    published formats, None as null."""
-    plan = [(column.key, _FORMATTERS.get(column.type)) for column in columns]
+    published formats, None as null. Values that need no conversion (texts, JSON, most numbers)
+    are copied by ``dict(zip(...))`` in C; only the converted columns cost Python per row."""
+    keys = tuple(column.key for column in columns)
+    last = {key: index for index, key in enumerate(keys)}  # a repeated key keeps its last value
+    converted = tuple(
+        (index, column.key, convert)
+        for index, column in enumerate(columns)
+        if (convert := _FORMATTERS.get(column.type)) is not None and last[column.key] == index
+    )
 
     def format_row(values: tuple) -> dict[str, Any]:
-        return {
-            key: value if value is None or convert is None else convert(value)
-            for (key, convert), value in zip(plan, values, strict=True)
-        }
+        row = dict(zip(keys, values, strict=True))
+        for index, key, convert in converted:
+            value = values[index]
+            if value is not None:
+                row[key] = convert(value)
+        return row
 
     return format_row
 
@@ -180,9 +192,19 @@ def _write_entry(plan: v.Plan, rows: list[dict[str, Any]], affected: int) -> dic
 class _Runner:
     """Executes statements for one workspace at one moment (NOW() is the same in all of them)."""
 
-    def __init__(self, workspace: Workspace, now: datetime) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        now: datetime,
+        deadline: backends.Deadline,
+        *,
+        inline_timeout: bool = False,
+    ) -> None:
         self.workspace = workspace
         self.now = now
+        self.deadline = deadline
+        # A lone read outside any transaction (PostgreSQL) sends its time limit with the SELECT.
+        self.inline_timeout = inline_timeout
         self.max_rows = int(dsl_settings.MAX_ROWS_PER_SELECT)
         self.max_write_rows = int(dsl_settings.MAX_ROWS_PER_WRITE)
 
@@ -214,10 +236,11 @@ class _Runner:
             )
             limit = self.max_rows
         offset = plan.offset or 0
-        compiled = _compiled_select(parsed, plan, self.workspace, self.now)
-        values = list(compiled.queryset[offset : offset + limit + 1])
+        ready = _ready_select(plan, self.workspace)
+        timeout_ms = self.deadline.check() if self.inline_timeout else None
+        values = ready.fetch(self.now, offset, limit + 1, timeout_ms=timeout_ms)
         has_more = len(values) > limit
-        format_row = row_formatter(compiled.columns)
+        format_row = ready.format_row
         rows = [format_row(row) for row in values[:limit]]
         entry = _read_entry(
             "select",
@@ -384,40 +407,94 @@ class _PreparedCache:
 
 _prepared = _PreparedCache(_PREPARED_CACHE_SIZE)
 
-_COMPILED_CACHE_SIZE = 256
-_compiled: OrderedDict[tuple[int, object, str], tuple[v.SelectPlan, compiler.CompiledSelect]] = (
-    OrderedDict()
-)
-_compiled_lock = threading.Lock()
+_READY_CACHE_SIZE = 256
+_ready: OrderedDict[tuple[int, object, str], ReadySelect] = OrderedDict()
+_ready_lock = threading.Lock()
 
 
-def _depends_on_now(parsed: ast.ParsedStatement) -> bool:
-    # Crude on purpose: a literal that merely contains "now" only costs a cache miss.
-    text = parsed.normalized_sql.upper()
-    return "NOW" in text or "CURRENT_TIMESTAMP" in text
+@dataclass(frozen=True)
+class ReadySelect:
+    """A SELECT compiled once down to SQL. Django builds the queryset (``dsl.compiler``) and
+    generates its SQL; this keeps that SQL, its parameters with NOW() as late-bound markers, and
+    Django's converters of the selected columns, so a repeated read skips queryset construction
+    and SQL generation — which cost more than the statement itself on a 20-row page
+    (docs/benchmarks.md)."""
+
+    plan: v.SelectPlan
+    columns: tuple[compiler.OutputColumn, ...]
+    sql: str | None  # None: the WHERE can match nothing (Django's EmptyResultSet)
+    params: tuple[Any, ...]
+    clock_positions: tuple[int, ...]
+    width: int | None  # trim rows to this many columns (Django's extra ordering columns)
+    converters: tuple[tuple[int, tuple[Any, ...], Any], ...]
+    format_row: Callable[[tuple], dict[str, Any]]
+
+    @classmethod
+    def build(cls, plan: v.SelectPlan, workspace: Workspace) -> ReadySelect:
+        compiled = compiler.compile_select(plan, workspace, now=None)
+        format_row = row_formatter(compiled.columns)
+        sql_compiler = compiled.queryset.query.get_compiler(connection=connection)
+        try:
+            with backends.clock(backends.DEFERRED):
+                sql, params = sql_compiler.as_sql()
+        except EmptyResultSet:
+            return cls(plan, compiled.columns, None, (), (), None, (), format_row)
+        fields = [selected[0] for selected in sql_compiler.select[: sql_compiler.col_count]]
+        converters = sql_compiler.get_converters(fields)
+        return cls(
+            plan,
+            compiled.columns,
+            sql,
+            tuple(params),
+            tuple(i for i, p in enumerate(params) if isinstance(p, backends.ClockParam)),
+            sql_compiler.col_count if sql_compiler.has_extra_select else None,
+            tuple((pos, tuple(convs), expr) for pos, (convs, expr) in converters.items()),
+            format_row,
+        )
+
+    def fetch(
+        self, moment: datetime, offset: int, count: int, *, timeout_ms: int | None
+    ) -> list[tuple]:
+        """``count`` rows from ``offset``, as Django would return them from values_list()."""
+        if self.sql is None:
+            return []
+        params = self.params
+        if self.clock_positions:
+            params = tuple(backends.bind_clock(params, self.clock_positions, moment))
+        sql = f"{self.sql} {connection.ops.limit_offset_sql(offset, offset + count)}"
+        rows = backends.fetch_rows(sql, params, timeout_ms=timeout_ms)
+        if self.width is not None:
+            rows = [row[: self.width] for row in rows]
+        if not self.converters:
+            return rows
+        converted = []
+        for row in rows:
+            values = list(row)
+            for pos, convs, expression in self.converters:
+                value = values[pos]
+                for convert in convs:
+                    value = convert(value, expression, connection)
+                values[pos] = value
+            converted.append(tuple(values))
+        return converted
 
 
-def _compiled_select(
-    parsed: ast.ParsedStatement, plan: v.SelectPlan, workspace: Workspace, now: datetime
-) -> compiler.CompiledSelect:
-    """Building a queryset costs more than parsing (docs/benchmarks.md), and an agent repeats its
-    reads, so the compiled (unsliced, never evaluated) queryset is reused per plan and workspace.
-    Plans come from the prepared-statement cache, so the same SQL yields the same plan object;
-    every use slices a clone. Statements that read the clock are compiled afresh."""
-    if _depends_on_now(parsed):
-        return compiler.compile_select(plan, workspace, now=now)
+def _ready_select(plan: v.SelectPlan, workspace: Workspace) -> ReadySelect:
+    """The ReadySelect of a plan in a workspace, reused across requests. Plans come from the
+    prepared-statement cache, so the same SQL yields the same plan object; the workspace id is
+    part of the key because it is a parameter of the scope filter every query starts from."""
     key = (id(plan), workspace.pk, connection.vendor)
-    with _compiled_lock:
-        found = _compiled.get(key)
-        if found is not None and found[0] is plan:
-            _compiled.move_to_end(key)
-            return found[1]
-    compiled = compiler.compile_select(plan, workspace, now=now)
-    with _compiled_lock:
-        _compiled[key] = (plan, compiled)
-        if len(_compiled) > _COMPILED_CACHE_SIZE:
-            _compiled.popitem(last=False)
-    return compiled
+    with _ready_lock:
+        found = _ready.get(key)
+        if found is not None and found.plan is plan:
+            _ready.move_to_end(key)
+            return found
+    ready = ReadySelect.build(plan, workspace)
+    with _ready_lock:
+        _ready[key] = ready
+        if len(_ready) > _READY_CACHE_SIZE:
+            _ready.popitem(last=False)
+    return ready
 
 
 def _record(stats: ExecutionStats, batch: ast.Batch) -> None:
@@ -464,14 +541,19 @@ def execute_batch(
     batch, plans = prepare(sql, limits, mode, stats)
     has_write = any(plan.is_write for plan in plans)
     several = len(plans) > 1
-    runner = _Runner(workspace, now_ms())
-    needs_transaction = has_write or backends.read_transaction_needed()
+    # One read needs no transaction: on PostgreSQL its time limit travels with the SELECT.
+    inline_timeout = not has_write and not several and backends.inline_timeout_possible()
+    runner = _Runner(workspace, now_ms(), deadline, inline_timeout=inline_timeout)
+    needs_transaction = has_write or (backends.read_transaction_needed() and not inline_timeout)
     with transaction.atomic() if needs_transaction else nullcontext():
         results: list[StatementResult] = []
         for parsed, plan in zip(batch.statements, plans, strict=True):
             if several:
                 stats.current_statement = parsed.index
-            deadline.arm()
+            if inline_timeout:
+                deadline.check()
+            else:
+                deadline.arm()
             try:
                 result = runner.run(parsed, plan)
             except DslError as error:

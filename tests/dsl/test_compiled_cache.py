@@ -1,6 +1,7 @@
-"""The compiled-queryset cache (dsl.executor._compiled_select) must never carry rows or scope from
+"""The compiled-SELECT cache (dsl.executor._ready_select) must never carry rows, scope or time from
 one request to the next: the same SQL from two workspaces returns each its own rows, a repeat
-sees writes made in between, and clock-reading statements are compiled afresh."""
+sees writes made in between, and a statement that reads the clock is reused with each request's
+own moment bound to NOW()."""
 
 from __future__ import annotations
 
@@ -43,11 +44,53 @@ def test_a_repeat_sees_writes_made_in_between(api, workspace):
 
 
 @pytest.mark.django_db
-def test_clock_reading_statements_are_not_reused(api, workspace, monkeypatch):
+def test_clock_reading_statements_are_reused_with_each_requests_moment(api, workspace, monkeypatch):
     card = make_card(workspace, front_text="due soon")
     services.submit_review(workspace, card.id, "again")
     sql = "SELECT front_text FROM cards WHERE due_at <= NOW()"
     assert _rows(api, sql) == []
+    cached = len(dsl.executor._ready)
     later = services.now_ms() + timedelta(hours=1)
     monkeypatch.setattr(dsl.executor, "now_ms", lambda: later)
     assert _rows(api, sql) == ["due soon"]
+    assert len(dsl.executor._ready) == cached  # the same compiled SQL, a new moment
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "condition, hours_later, expected",
+    [
+        ("due_at <= NOW() + INTERVAL '2 hours'", 0, ["due soon"]),
+        ("due_at BETWEEN NOW() - INTERVAL '1 day' AND NOW()", 0, []),
+        ("due_at BETWEEN NOW() - INTERVAL '1 day' AND NOW()", 1, ["due soon"]),
+        ("NOT due_at > NOW()", 1, ["due soon"]),
+        ("due_at > NOW() OR due_at IS NULL", 1, ["not due"]),
+    ],
+)
+def test_every_clock_form_is_bound_per_request(
+    api, workspace, monkeypatch, condition, hours_later, expected
+):
+    card = make_card(workspace, front_text="due soon")
+    services.submit_review(workspace, card.id, "again")  # due in a few minutes
+    make_card(workspace, front_text="not due")  # new: due_at is NULL
+    sql = f"SELECT front_text FROM cards WHERE {condition} ORDER BY front_text"
+    _rows(api, sql)  # compiled and cached at the real moment
+    later = services.now_ms() + timedelta(hours=hours_later)
+    monkeypatch.setattr(dsl.executor, "now_ms", lambda: later)
+    assert _rows(api, sql) == expected
+
+
+@pytest.mark.django_db
+def test_having_against_the_clock_is_bound_per_request(api, workspace, monkeypatch):
+    card = make_card(workspace, front_text="x")
+    services.submit_review(workspace, card.id, "good")
+    sql = (
+        "SELECT card_id, COUNT(*) AS n FROM review_events GROUP BY card_id "
+        "HAVING MAX(reviewed_at_server) > NOW() - INTERVAL '1 hour'"
+    )
+    response = api.post("/v1/agent/sql", {"sql": sql}, format="json")
+    assert response.json()["data"]["rowCount"] == 1
+    later = services.now_ms() + timedelta(hours=2)
+    monkeypatch.setattr(dsl.executor, "now_ms", lambda: later)
+    response = api.post("/v1/agent/sql", {"sql": sql}, format="json")
+    assert response.json()["data"]["rowCount"] == 0

@@ -54,3 +54,46 @@ def test_a_write_waiting_on_a_lock_times_out_and_the_connection_stays_usable(api
     assert _backend_pid() == pid  # not reconnected: the cancelled session is still good
     assert envelope(post_sql(api, batch))["data"]["affectedCountTotal"] == 2
     assert _backend_pid() == pid
+
+
+def test_a_lone_read_carries_its_time_limit_in_one_round_trip(api, workspace):
+    """A request that is one SELECT runs without BEGIN / set_config / COMMIT: ``SET LOCAL
+    statement_timeout`` travels with the SELECT (dsl.backends.fetch_rows)."""
+    from django.test.utils import CaptureQueriesContext
+
+    make_cards(workspace, 3)
+    with CaptureQueriesContext(connection) as captured:
+        assert envelope(post_sql(api, "SELECT card_id FROM cards"))["data"]["rowCount"] == 3
+    reads = [q["sql"] for q in captured.captured_queries if "flashcards_card" in q["sql"]]
+    assert len(reads) == 1, reads
+    assert reads[0].startswith("SET LOCAL statement_timeout = ")
+    assert not any("set_config" in q["sql"] for q in captured.captured_queries)
+    with connection.cursor() as cursor:  # the limit ended with the SELECT's implicit transaction
+        cursor.execute("SHOW statement_timeout")
+        assert cursor.fetchone()[0] == "0"
+
+
+def test_a_lone_read_waiting_on_a_lock_times_out_and_the_connection_stays_usable(api, workspace):
+    make_cards(workspace, 2)
+    pid = _backend_pid()
+    db = connection.settings_dict
+    dsn = f"host={db['HOST']} port={db['PORT'] or 5432} user={db['USER']} dbname={db['NAME']}"
+    with psycopg.connect(dsn, autocommit=True) as locker:
+        locker.execute("BEGIN")
+        locker.execute("LOCK TABLE flashcards_card IN ACCESS EXCLUSIVE MODE")
+        started = time.monotonic()
+        with override_settings(FLASHCARDS_DSL={"STATEMENT_TIMEOUT_SECONDS": 0.5}):
+            refused(
+                post_sql(api, "SELECT card_id FROM cards WHERE reps >= 0"), 400, "QUERY_TIMEOUT"
+            )
+        waited = time.monotonic() - started
+        locker.execute("ROLLBACK")
+    assert 0.4 < waited < 5, waited
+    assert _backend_pid() == pid
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW statement_timeout")
+        assert cursor.fetchone()[0] == "0"
+    assert (
+        envelope(post_sql(api, "SELECT card_id FROM cards WHERE reps >= 0"))["data"]["rowCount"]
+        == 2
+    )
