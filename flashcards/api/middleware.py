@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from io import BytesIO
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
@@ -12,6 +13,8 @@ from flashcards.api.signals import request_refused
 
 MAX_BODY_BYTES = 256 * 1024
 API_PREFIX = "/v1/"
+# Methods whose body a view may read. A GET's body is never parsed, so it is never read here.
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 class RequestIdMiddleware:
@@ -35,21 +38,82 @@ class RequestIdMiddleware:
         replayed = getattr(response, "replayed_request_id", None)
         return replayed or request.request_id  # type: ignore[attr-defined]
 
-    @staticmethod
-    def _too_large(request: HttpRequest) -> HttpResponse | None:
-        try:
-            length = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = 0
+    @classmethod
+    def _too_large(cls, request: HttpRequest) -> HttpResponse | None:
+        length = _declared_length(request)
+        if length is None:
+            if request.method not in BODY_METHODS:
+                return None
+            return cls._undeclared_too_large(request)
         if length <= MAX_BODY_BYTES:
+            # Declared and within the limit: the body is left in the stream for the view to read.
             return None
+        return cls._refuse(
+            request,
+            f"The request body is {length} bytes; the limit is {MAX_BODY_BYTES} bytes (256 KiB).",
+            received=length,
+        )
+
+    @classmethod
+    def _undeclared_too_large(cls, request: HttpRequest) -> HttpResponse | None:
+        """A body sent without Content-Length (`Transfer-Encoding: chunked`, which uvicorn passes
+        through ASGI with no content-length header). Django reads it, but DRF's Request treats a
+        missing CONTENT_LENGTH as an empty body, so a valid chunked POST would be answered "missing
+        sql". Read at most one byte past the limit: over it, refuse; within it, keep the body as
+        Django's `HttpRequest.body` does and declare its length, so Django and DRF read it as if
+        it had been sent with Content-Length."""
+        body = _read_at_most(request, MAX_BODY_BYTES + 1)
+        if len(body) > MAX_BODY_BYTES:
+            # Reading stopped at the limit, so the real size is unknown: receivedBytes is null
+            # rather than a made-up number.
+            return cls._refuse(
+                request,
+                f"The request body (sent without Content-Length) is more than {MAX_BODY_BYTES} "
+                f"bytes; the limit is {MAX_BODY_BYTES} bytes (256 KiB).",
+                received=None,
+            )
+        # The same state `HttpRequest.body` leaves behind after reading the stream itself.
+        request._body = body  # type: ignore[attr-defined]
+        request._stream = BytesIO(body)  # type: ignore[attr-defined]
+        request.META["CONTENT_LENGTH"] = str(len(body))
+        return None
+
+    @staticmethod
+    def _refuse(request: HttpRequest, message: str, received: int | None) -> HttpResponse:
         body = error_body(
             request,
             "REQUEST_TOO_LARGE",
-            f"The request body is {length} bytes; the limit is {MAX_BODY_BYTES} bytes (256 KiB).",
-            details={"limitBytes": MAX_BODY_BYTES, "receivedBytes": length},
+            message,
+            details={"limitBytes": MAX_BODY_BYTES, "receivedBytes": received},
         )
         request_refused.send(RequestIdMiddleware, request=request, body=body, status_code=413)
         response = JsonResponse(body, status=413, json_dumps_params={"ensure_ascii": False})
         response["X-Request-Id"] = request.request_id  # type: ignore[attr-defined]
         return response
+
+
+def _declared_length(request: HttpRequest) -> int | None:
+    """The Content-Length the request declares, or None when it declares none usable (absent,
+    empty, not a number, negative): then the body is whatever the stream holds."""
+    raw = request.META.get("CONTENT_LENGTH")
+    if raw in (None, ""):
+        return None
+    try:
+        length = int(raw)
+    except ValueError:
+        return None
+    return length if length >= 0 else None
+
+
+def _read_at_most(request: HttpRequest, limit: int) -> bytes:
+    """Up to `limit` bytes of the body. A stream's read(n) may return fewer than n bytes before
+    its end, so read until the end or the limit."""
+    chunks: list[bytes] = []
+    remaining = limit
+    while remaining > 0:
+        chunk = request.read(remaining)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
