@@ -93,24 +93,37 @@ _AGGREGATES: dict[str, type] = {"count": Count, "sum": Sum, "avg": Avg, "min": M
 _TRUE = Q(Exact(Value(1), 1))
 
 
-def base_queryset(resource: Resource, workspace: Workspace, *, tag_rows: bool = False) -> QuerySet:
-    """The rows of ``resource`` the workspace may see. THE entry point of every query: callers
-    only ever narrow it. ``tag_rows`` gives one CardTag row per (live card, tag) instead."""
+def base_queryset(
+    resource: Resource,
+    workspace: Workspace,
+    *,
+    tag_rows: bool = False,
+    where: Q | None = None,
+) -> QuerySet:
+    """The rows of ``resource`` the workspace may see, narrowed by ``where``. THE entry point of
+    every query: the scope is always part of the filter, and callers only ever narrow it.
+    ``tag_rows`` gives one CardTag row per (live card, tag) instead. The caller's condition goes
+    into the same ``filter()`` call as the scope (one query clone and one pass of Django's filter
+    building instead of two: docs/benchmarks.md §1)."""
+    conditions = () if where is None else (where,)
     name = resource.name
     if tag_rows:
         if name != "cards":
             raise ValueError("Only cards have tag rows.")
         return CardTag.objects.filter(
-            workspace=workspace, card__workspace=workspace, card__deleted_at__isnull=True
+            *conditions,
+            workspace=workspace,
+            card__workspace=workspace,
+            card__deleted_at__isnull=True,
         )
     if name == "workspace":
-        return Workspace.objects.filter(pk=workspace.pk)
+        return Workspace.objects.filter(*conditions, pk=workspace.pk)
     if name == "cards":
-        return Card.objects.filter(workspace=workspace, deleted_at__isnull=True)
+        return Card.objects.filter(*conditions, workspace=workspace, deleted_at__isnull=True)
     if name == "decks":
-        return Deck.objects.filter(workspace=workspace, deleted_at__isnull=True)
+        return Deck.objects.filter(*conditions, workspace=workspace, deleted_at__isnull=True)
     if name == "review_events":
-        return ReviewEvent.objects.filter(workspace=workspace)
+        return ReviewEvent.objects.filter(*conditions, workspace=workspace)
     raise ValueError(f"Unknown resource {name!r}")
 
 
@@ -124,6 +137,9 @@ def fold_tag(value: str) -> str:
 class OutputColumn:
     key: str  # the output key of the row
     type: str  # dialect type (or "date") for formatting
+    # A model field read as is: integers, numbers and booleans already arrive as int / float /
+    # bool (after Django's converters), so the row formatter copies them without a call.
+    plain_field: bool = False
 
 
 @dataclass(frozen=True)
@@ -361,12 +377,17 @@ def _review_grade_condition(scope: _Scope, condition: v.Compare | v.InList) -> Q
     return ~q if negated else q
 
 
-def _tag_rows(scope: _Scope) -> tuple[QuerySet, str]:
-    """The indexed tag rows of the outer row's card or deck, and the owner field's name."""
+def _tag_rows(scope: _Scope, **narrow: Any) -> tuple[QuerySet, str]:
+    """The indexed tag rows of the outer row's card or deck, narrowed by the ``narrow`` lookups in
+    the same ``filter()`` call, and the owner field's name."""
     if scope.resource.name == "cards":
-        rows = CardTag.objects.filter(workspace=scope.workspace, card=OuterRef(scope.owner_ref))
+        rows = CardTag.objects.filter(
+            workspace=scope.workspace, card=OuterRef(scope.owner_ref), **narrow
+        )
         return rows, "card"
-    rows = DeckTag.objects.filter(workspace=scope.workspace, deck=OuterRef(scope.owner_ref))
+    rows = DeckTag.objects.filter(
+        workspace=scope.workspace, deck=OuterRef(scope.owner_ref), **narrow
+    )
     return rows, "deck"
 
 
@@ -377,14 +398,15 @@ def _array_condition(
     if column.allowed_values is not None:
         return _enum_array_condition(scope, condition)
     keys = list(dict.fromkeys(fold_tag(value) for value in condition.values))
-    rows, owner = _tag_rows(scope)
     if isinstance(condition, v.ArrayOverlap):
-        return Q(Exists(rows.filter(tag__key__in=keys))) if keys else ~_TRUE
+        return Q(Exists(_tag_rows(scope, tag__key__in=keys)[0])) if keys else ~_TRUE
     if isinstance(condition, v.ArrayContains):
         if not keys:
             return _TRUE
-        hits = rows.filter(tag__key__in=keys).values(owner).annotate(hits=Count("*"))
+        rows, owner = _tag_rows(scope, tag__key__in=keys)
+        hits = rows.values(owner).annotate(hits=Count("*"))
         return Q(Exists(hits.filter(hits=len(keys))))
+    rows, owner = _tag_rows(scope)
     if not keys:
         return ~Q(Exists(rows))
     counts = rows.values(owner).annotate(
@@ -414,8 +436,8 @@ def _text_match(scope: _Scope, condition: v.TextMatch) -> Q:
     parts = []
     for column in condition.columns:
         if column.is_array:
-            rows, _ = _tag_rows(scope)
-            parts.append(Q(Exists(rows.filter(tag__key__contains=fold_tag(condition.text)))))
+            rows, _ = _tag_rows(scope, tag__key__contains=fold_tag(condition.text))
+            parts.append(Q(Exists(rows)))
         else:
             pattern = backends.substring_pattern(condition.text)
             parts.append(Q(backends.like(scope.field(column), pattern, case_insensitive=True)))
@@ -475,15 +497,21 @@ def compile_select(
     """The rows of a SELECT as a queryset of tuples, ordered but not yet sliced. With ``now``
     None, NOW() stays a ``backends.StatementClock``, so the queryset can be reused over time."""
     scope = _Scope(plan.resource, workspace, tag_rows=plan.explode_tags, now=now)
-    queryset = base_queryset(plan.resource, workspace, tag_rows=plan.explode_tags)
-    if plan.where is not None:
-        queryset = queryset.filter(compile_condition(scope, plan.where))
+    where = None if plan.where is None else compile_condition(scope, plan.where)
+    queryset = base_queryset(plan.resource, workspace, tag_rows=plan.explode_tags, where=where)
     if plan.grouped:
         return _grouped_select(scope, plan, queryset)
-    columns = tuple(OutputColumn(item.name, output_type(item.term)) for item in plan.items)
+    columns = tuple(
+        OutputColumn(item.name, output_type(item.term), _is_plain_field(item.term))
+        for item in plan.items
+    )
     ordering = ["?"] if plan.order_random else _row_order(scope, plan.order_by)
     selected = [_selected(scope, item.term) for item in plan.items]
     return CompiledSelect(queryset.order_by(*ordering).values_list(*selected), columns)
+
+
+def _is_plain_field(term: v.Term) -> bool:
+    return isinstance(term, Column) and term.field is not None and not term.virtual
 
 
 def _selected(scope: _Scope, term: v.Term) -> Any:
@@ -571,7 +599,7 @@ def matching_ids(
     """Ids of the rows an UPDATE / DELETE targets, in the resource's default order, at most
     ``limit`` of them (callers ask for one more than they accept, to detect too many)."""
     scope = _Scope(resource, workspace, tag_rows=False, now=now)
-    queryset = base_queryset(resource, workspace).filter(compile_condition(scope, condition))
+    queryset = base_queryset(resource, workspace, where=compile_condition(scope, condition))
     ordered = queryset.order_by(*_row_order(scope, ()))
     return list(ordered.values_list(scope.id_path(), flat=True)[:limit])
 
@@ -582,9 +610,9 @@ def select_by_ids(
     """RETURNING rows: tuples of (id, *columns) for the given ids, still scoped to the
     workspace; the caller puts them in the order of ``ids``."""
     scope = _Scope(resource, workspace, tag_rows=False, now=None)
-    queryset = (
-        base_queryset(resource, workspace)
-        .filter(Q(In(F(scope.id_path()), ids)))
-        .values_list(scope.id_path(), *(_selected(scope, column) for column in columns))
+    queryset = base_queryset(resource, workspace, where=Q(In(F(scope.id_path()), ids))).values_list(
+        scope.id_path(), *(_selected(scope, column) for column in columns)
     )
-    return CompiledSelect(queryset, tuple(OutputColumn(c.name, c.type) for c in columns))
+    return CompiledSelect(
+        queryset, tuple(OutputColumn(c.name, c.type, _is_plain_field(c)) for c in columns)
+    )

@@ -114,6 +114,10 @@ _FORMATTERS: dict[str, Callable[[Any], Any]] = {
 }
 
 
+# Published as the Python type the driver (with Django's converters) returns for a model field.
+_NATIVE_TYPES = frozenset({INTEGER, NUMBER, BOOLEAN})
+
+
 def row_formatter(columns: tuple[compiler.OutputColumn, ...]) -> Callable[[tuple], dict[str, Any]]:
     """Turns a value tuple into an output row (dsl.md §2.4): keys in item order, values in their
     published formats, None as null. Values that need no conversion (texts, JSON, most numbers)
@@ -123,7 +127,9 @@ def row_formatter(columns: tuple[compiler.OutputColumn, ...]) -> Callable[[tuple
     converted = tuple(
         (index, column.key, convert)
         for index, column in enumerate(columns)
-        if (convert := _FORMATTERS.get(column.type)) is not None and last[column.key] == index
+        if (convert := _FORMATTERS.get(column.type)) is not None
+        and last[column.key] == index
+        and not (column.plain_field and column.type in _NATIVE_TYPES)
     )
 
     def format_row(values: tuple) -> dict[str, Any]:
@@ -566,7 +572,7 @@ def execute_batch(
                 raise _with_index(_database_rejected(parsed), parsed, several) from error
             results.append(result)
             _count(stats, result)
-        body = _respond(batch, results, dry_run=dry_run, finish=finish)
+        body = _respond(batch, results, dry_run=dry_run, finish=finish, stats=stats)
         if dry_run:
             if needs_transaction:
                 transaction.set_rollback(True)
@@ -621,7 +627,12 @@ def _batch_data(batch: ast.Batch, results: list[StatementResult]) -> dict[str, A
 
 
 def _respond(
-    batch: ast.Batch, results: list[StatementResult], *, dry_run: bool, finish: Finish
+    batch: ast.Batch,
+    results: list[StatementResult],
+    *,
+    dry_run: bool,
+    finish: Finish,
+    stats: ExecutionStats | None = None,
 ) -> dict[str, Any]:
     """The envelope, kept within the size budgets of dsl.md §8: a write's rows are dropped
     (rowsOmitted) until it fits; a read that does not fit is an error."""
@@ -636,7 +647,7 @@ def _respond(
         return finish(data, _instructions(results, dry_run=dry_run))
 
     body = build()
-    size = _budgeted_size(body)
+    size, full = _budgeted_size(body)
     droppable = sorted(
         (r for r in results if r.is_write and r.entry["rows"]),
         key=lambda r: envelope_size({"rows": r.entry["rows"]}),
@@ -646,19 +657,22 @@ def _respond(
         entry = droppable.pop(0).entry
         entry["rows"], entry["rowsOmitted"] = [], True
         body = build()
-        size = _budgeted_size(body)
+        size, full = _budgeted_size(body)
     if size > dsl_settings.MAX_READ_ENVELOPE_CHARS and not all(r.is_write for r in results):
         raise _too_large(size)
+    if stats is not None:
+        stats.measured(body, full)  # the query log's result_size, without encoding it again
     return body
 
 
-def _budgeted_size(body: dict[str, Any]) -> int:
-    """The envelope's size as the budgets of dsl.md §8 count it: without ``normalizedSql``, the
-    server's restatement of the caller's own ``sql``. Counting the statement twice would halve
-    the room of every long statement, and a read with the largest IN list the dialect allows
-    (1,000 ids) could never be answered."""
+def _budgeted_size(body: dict[str, Any]) -> tuple[int, int]:
+    """The envelope's size as the budgets of dsl.md §8 count it — without ``normalizedSql``, the
+    server's restatement of the caller's own ``sql`` — and its whole size. Counting the statement
+    twice would halve the room of every long statement, and a read with the largest IN list the
+    dialect allows (1,000 ids) could never be answered."""
     echo = len(json.dumps(body["data"]["normalizedSql"], ensure_ascii=False)) - len('""')
-    return envelope_size(body) - echo
+    full = envelope_size(body)
+    return full - echo, full
 
 
 def _too_large(size: int) -> DslError:

@@ -29,6 +29,19 @@ class ExecutionStats:
     rows_affected: int = 0
     # 1-based index of the running statement in a batch of several (None for one statement).
     current_statement: int | None = None
+    # The envelope the executor built and its size in characters (see ``size_of``).
+    _measured: tuple[dict[str, Any], int] | None = field(default=None, repr=False)
+
+    def measured(self, body: dict[str, Any], size: int) -> None:
+        """Remember the size of the envelope the executor built (see ``size_of``)."""
+        self._measured = (body, size)
+
+    def size_of(self, body: dict[str, Any]) -> int:
+        """The envelope's size: the executor's measurement if ``body`` is that very envelope."""
+        measured = self._measured
+        if measured is not None and measured[0] is body:
+            return measured[1]
+        return envelope_size(body)
 
     def add_statement(self, statement_type: str, resource: str | None) -> None:
         if statement_type not in self.statement_types:
@@ -38,7 +51,13 @@ class ExecutionStats:
 
 
 def envelope_size(body: dict[str, Any]) -> int:
-    """Characters of the JSON as the API renders it (compact, non-ASCII kept)."""
+    """Characters of the JSON as the API renders it (compact, non-ASCII kept). Measured on the
+    ASCII-escaped encoding first, which CPython's encoder produces about twice as fast: without a
+    ``\\u`` escape in it, both encodings have exactly the same characters (every other escape is
+    spelled alike in both); with one, the text is encoded again as rendered."""
+    ascii_text = json.dumps(body, separators=(",", ":"))
+    if "\\u" not in ascii_text:
+        return len(ascii_text)
     return len(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
 
 
@@ -89,7 +108,7 @@ def record(
             rows_returned=stats.rows_returned,
             rows_affected=stats.rows_affected,
             duration_ms=round(duration_ms, 3),
-            result_size=envelope_size(body),
+            result_size=stats.size_of(body),
             request_id=str(body.get("requestId") or request_id)[:64],
             dry_run=dry_run,
         )
