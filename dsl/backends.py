@@ -37,7 +37,12 @@ from django.db.models import BooleanField, DateTimeField, Expression, F, Func, L
 from django.db.models.expressions import OrderBy
 from django.db.models.functions import Collate, Lower, TruncDate, Upper
 
-from flashcards.services import now_ms
+from flashcards.services import format_timestamp, now_ms
+
+try:
+    from psycopg.types.string import TextLoader as _TextLoader
+except ImportError:  # pragma: no cover - SQLite-only installs
+    _TextLoader = None
 
 # How many SQLite virtual-machine steps run between two deadline checks: about 0.1 ms of work,
 # so the check costs nothing measurable and a runaway statement stops within a millisecond.
@@ -383,20 +388,37 @@ class StatementClock(Expression):
         return "%s", [_datetime_param(self.relative.resolve(moment or now_ms()), connection)]
 
 
-def bind_clock(params: Sequence[Any], positions: Sequence[int], moment: datetime) -> list[Any]:
+def bind_clock(
+    params: Sequence[Any], positions: Sequence[int], moment: datetime, db: Any = connection
+) -> list[Any]:
     """The parameters of deferred SQL with each clock marker replaced by ``moment``'s value."""
     bound = list(params)
     for position in positions:
-        bound[position] = bound[position].bind(moment, connection)
+        bound[position] = bound[position].bind(moment, db)
     return bound
 
 
-def fetch_rows(sql: str, params: Sequence[Any], *, timeout_ms: int | None = None) -> list[tuple]:
+def fetch_rows(
+    sql: str,
+    params: Sequence[Any],
+    *,
+    timeout_ms: int | None = None,
+    stamps_as_text: bool = False,
+    db: Any = connection,
+) -> list[tuple]:
     """Run one SELECT and return its raw rows. ``timeout_ms`` (PostgreSQL, outside any
     transaction) sends ``SET LOCAL statement_timeout`` in the same round trip: PostgreSQL runs the
     statements of one simple query in one implicit transaction, so the limit applies to this
-    SELECT and ends with it — one round trip instead of BEGIN, set_config, SELECT and COMMIT."""
-    with connection.cursor() as cursor:
+    SELECT and ends with it — one round trip instead of BEGIN, set_config, SELECT and COMMIT.
+
+    ``stamps_as_text`` (PostgreSQL): uuid and timestamptz values come back as PostgreSQL's text,
+    which ``published_uuid`` / ``published_timestamp`` turn into the published forms by slicing —
+    cheaper than building UUID and datetime objects only to print them again."""
+    with db.cursor() as cursor:
+        if stamps_as_text and db.vendor == "postgresql":
+            adapters = cursor.cursor.adapters  # this cursor's own map: the connection is unchanged
+            adapters.register_loader("uuid", _TextLoader)
+            adapters.register_loader("timestamptz", _TextLoader)
         if timeout_ms is None:
             cursor.execute(sql, params)
             return cursor.fetchall()
@@ -405,10 +427,29 @@ def fetch_rows(sql: str, params: Sequence[Any], *, timeout_ms: int | None = None
         return cursor.fetchall()
 
 
-def inline_timeout_possible() -> bool:
+def inline_timeout_possible(db: Any = connection) -> bool:
     """True where ``fetch_rows(timeout_ms=…)`` can bound a lone read without a transaction:
     PostgreSQL in autocommit with client-side parameter binding (Django's default; server-side
     binding cannot send two statements at once)."""
-    if not is_postgresql() or connection.in_atomic_block or not connection.get_autocommit():
+    if db.vendor != "postgresql" or db.in_atomic_block or not db.get_autocommit():
         return False
-    return not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")
+    return not db.settings_dict.get("OPTIONS", {}).get("server_side_binding")
+
+
+def published_timestamp(text: str) -> str | None:
+    """A timestamptz as PostgreSQL's text → the published form (UTC, milliseconds truncated, Z),
+    exactly what ``format_timestamp`` makes of the same moment. In the UTC session time zone Django
+    sets, with DateStyle ISO (which psycopg needs anyway), the text is "2026-11-30 00:08:04.144+00"
+    — the fraction has 0 to 6 digits, trailing zeros dropped — so slicing is enough."""
+    if text[-3:] == "+00" and text[4:5] == "-" and text[10:11] == " ":
+        if text[19:20] == ".":
+            return f"{text[:10]}T{text[11:19]}.{text[20:-3][:3]:0<3}Z"
+        if len(text) == 22:
+            return f"{text[:10]}T{text[11:19]}.000Z"
+    # Any other shape (a year past 9999, another time zone): go through a datetime.
+    return format_timestamp(datetime.fromisoformat(text))
+
+
+def published_uuid(text: str) -> str:
+    """A uuid as PostgreSQL's text: already canonical (lower case, dashed)."""
+    return text

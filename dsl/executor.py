@@ -20,7 +20,14 @@ from typing import Any
 from uuid import UUID as UUIDType
 
 from django.core.exceptions import EmptyResultSet
-from django.db import DataError, IntegrityError, connection, transaction
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    DataError,
+    IntegrityError,
+    connection,
+    connections,
+    transaction,
+)
 
 from dsl import ast, backends, compiler
 from dsl import validator as v
@@ -114,20 +121,30 @@ _FORMATTERS: dict[str, Callable[[Any], Any]] = {
 }
 
 
+# PostgreSQL's text of a uuid is already the published form.
+_TEXT_STAMP_FORMATTERS = {
+    key: value for key, value in _FORMATTERS.items() if key not in (UUID, DATETIME)
+} | {DATETIME: backends.published_timestamp}
+
 # Published as the Python type the driver (with Django's converters) returns for a model field.
 _NATIVE_TYPES = frozenset({INTEGER, NUMBER, BOOLEAN})
 
 
-def row_formatter(columns: tuple[compiler.OutputColumn, ...]) -> Callable[[tuple], dict[str, Any]]:
+def row_formatter(
+    columns: tuple[compiler.OutputColumn, ...], *, stamps_as_text: bool = False
+) -> Callable[[tuple], dict[str, Any]]:
     """Turns a value tuple into an output row (dsl.md §2.4): keys in item order, values in their
     published formats, None as null. Values that need no conversion (texts, JSON, most numbers)
-    are copied by ``dict(zip(...))`` in C; only the converted columns cost Python per row."""
+    are copied by ``dict(zip(...))`` in C; only the converted columns cost Python per row.
+    ``stamps_as_text``: uuid and datetime values arrive as PostgreSQL's text
+    (``backends.fetch_rows``)."""
+    formatters = _TEXT_STAMP_FORMATTERS if stamps_as_text else _FORMATTERS
     keys = tuple(column.key for column in columns)
     last = {key: index for index, key in enumerate(keys)}  # a repeated key keeps its last value
     converted = tuple(
         (index, column.key, convert)
         for index, column in enumerate(columns)
-        if (convert := _FORMATTERS.get(column.type)) is not None
+        if (convert := formatters.get(column.type)) is not None
         and last[column.key] == index
         and not (column.plain_field and column.type in _NATIVE_TYPES)
     )
@@ -205,10 +222,13 @@ class _Runner:
         deadline: backends.Deadline,
         *,
         inline_timeout: bool = False,
+        db: Any = None,
     ) -> None:
         self.workspace = workspace
         self.now = now
         self.deadline = deadline
+        # This thread's connection itself: each use of the ``connection`` proxy costs a lookup.
+        self.db = connections[DEFAULT_DB_ALIAS] if db is None else db
         # A lone read outside any transaction (PostgreSQL) sends its time limit with the SELECT.
         self.inline_timeout = inline_timeout
         self.max_rows = int(dsl_settings.MAX_ROWS_PER_SELECT)
@@ -242,9 +262,10 @@ class _Runner:
             )
             limit = self.max_rows
         offset = plan.offset or 0
-        ready = _ready_select(plan, self.workspace)
+        db = self.db
+        ready = _ready_select(plan, self.workspace, db)
         timeout_ms = self.deadline.check() if self.inline_timeout else None
-        values = ready.fetch(self.now, offset, limit + 1, timeout_ms=timeout_ms)
+        values = ready.fetch(self.now, offset, limit + 1, timeout_ms=timeout_ms, db=db)
         has_more = len(values) > limit
         format_row = ready.format_row
         rows = [format_row(row) for row in values[:limit]]
@@ -434,19 +455,26 @@ class ReadySelect:
     width: int | None  # trim rows to this many columns (Django's extra ordering columns)
     converters: tuple[tuple[int, tuple[Any, ...], Any], ...]
     format_row: Callable[[tuple], dict[str, Any]]
+    stamps_as_text: bool  # uuid / timestamptz fetched as PostgreSQL's text
 
     @classmethod
     def build(cls, plan: v.SelectPlan, workspace: Workspace) -> ReadySelect:
         compiled = compiler.compile_select(plan, workspace, now=None)
-        format_row = row_formatter(compiled.columns)
         sql_compiler = compiled.queryset.query.get_compiler(connection=connection)
         try:
             with backends.clock(backends.DEFERRED):
                 sql, params = sql_compiler.as_sql()
         except EmptyResultSet:
-            return cls(plan, compiled.columns, None, (), (), None, (), format_row)
+            format_row = row_formatter(compiled.columns)
+            return cls(plan, compiled.columns, None, (), (), None, (), format_row, False)
         fields = [selected[0] for selected in sql_compiler.select[: sql_compiler.col_count]]
         converters = sql_compiler.get_converters(fields)
+        # PostgreSQL's text for uuid / timestamptz, unless Django converts such a column itself.
+        stamps_as_text = backends.is_postgresql() and not any(
+            column.type in (UUID, DATETIME) and index in converters
+            for index, column in enumerate(compiled.columns)
+        )
+        format_row = row_formatter(compiled.columns, stamps_as_text=stamps_as_text)
         return cls(
             plan,
             compiled.columns,
@@ -456,19 +484,28 @@ class ReadySelect:
             sql_compiler.col_count if sql_compiler.has_extra_select else None,
             tuple((pos, tuple(convs), expr) for pos, (convs, expr) in converters.items()),
             format_row,
+            stamps_as_text,
         )
 
     def fetch(
-        self, moment: datetime, offset: int, count: int, *, timeout_ms: int | None
+        self,
+        moment: datetime,
+        offset: int,
+        count: int,
+        *,
+        timeout_ms: int | None,
+        db: Any = connection,
     ) -> list[tuple]:
         """``count`` rows from ``offset``, as Django would return them from values_list()."""
         if self.sql is None:
             return []
         params = self.params
         if self.clock_positions:
-            params = tuple(backends.bind_clock(params, self.clock_positions, moment))
-        sql = f"{self.sql} {connection.ops.limit_offset_sql(offset, offset + count)}"
-        rows = backends.fetch_rows(sql, params, timeout_ms=timeout_ms)
+            params = tuple(backends.bind_clock(params, self.clock_positions, moment, db))
+        sql = f"{self.sql} {db.ops.limit_offset_sql(offset, offset + count)}"
+        rows = backends.fetch_rows(
+            sql, params, timeout_ms=timeout_ms, stamps_as_text=self.stamps_as_text, db=db
+        )
         if self.width is not None:
             rows = [row[: self.width] for row in rows]
         if not self.converters:
@@ -479,17 +516,17 @@ class ReadySelect:
             for pos, convs, expression in self.converters:
                 value = values[pos]
                 for convert in convs:
-                    value = convert(value, expression, connection)
+                    value = convert(value, expression, db)
                 values[pos] = value
             converted.append(tuple(values))
         return converted
 
 
-def _ready_select(plan: v.SelectPlan, workspace: Workspace) -> ReadySelect:
+def _ready_select(plan: v.SelectPlan, workspace: Workspace, db: Any = connection) -> ReadySelect:
     """The ReadySelect of a plan in a workspace, reused across requests. Plans come from the
     prepared-statement cache, so the same SQL yields the same plan object; the workspace id is
     part of the key because it is a parameter of the scope filter every query starts from."""
-    key = (id(plan), workspace.pk, connection.vendor)
+    key = (id(plan), workspace.pk, db.vendor)
     with _ready_lock:
         found = _ready.get(key)
         if found is not None and found.plan is plan:
@@ -547,9 +584,10 @@ def execute_batch(
     batch, plans = prepare(sql, limits, mode, stats)
     has_write = any(plan.is_write for plan in plans)
     several = len(plans) > 1
+    db = connections[DEFAULT_DB_ALIAS]  # this thread's connection, not the lookup proxy
     # One read needs no transaction: on PostgreSQL its time limit travels with the SELECT.
-    inline_timeout = not has_write and not several and backends.inline_timeout_possible()
-    runner = _Runner(workspace, now_ms(), deadline, inline_timeout=inline_timeout)
+    inline_timeout = not has_write and not several and backends.inline_timeout_possible(db)
+    runner = _Runner(workspace, now_ms(), deadline, inline_timeout=inline_timeout, db=db)
     needs_transaction = has_write or (backends.read_transaction_needed() and not inline_timeout)
     with transaction.atomic() if needs_transaction else nullcontext():
         results: list[StatementResult] = []

@@ -49,8 +49,8 @@ def format_timestamp(value: datetime | None) -> str | None:
     """UTC ISO-8601 with milliseconds and a Z, the format of every timestamp we publish."""
     if value is None:
         return None
-    value = truncate_ms(value)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    # isoformat always writes four-digit years (strftime's %Y drops the zeros of years < 1000).
+    return truncate_ms(value).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 @dataclass(frozen=True)

@@ -94,3 +94,51 @@ def test_having_against_the_clock_is_bound_per_request(api, workspace, monkeypat
     monkeypatch.setattr(dsl.executor, "now_ms", lambda: later)
     response = api.post("/v1/agent/sql", {"sql": sql}, format="json")
     assert response.json()["data"]["rowCount"] == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-11-30 00:08:04.144+00",
+        "2026-11-30 00:08:04+00",
+        "2026-11-30 00:08:04.1+00",
+        "2026-11-30 00:08:04.12+00",
+        "2026-11-30 00:08:04.123999+00",
+        "2026-11-30 00:08:04.000001+00",
+        "0001-01-01 00:00:00+00",
+        "9999-12-31 23:59:59.999999+00",
+        "2026-11-30 01:08:04.5+01",  # another session time zone: through a datetime
+    ],
+)
+def test_postgresql_timestamp_text_is_published_like_a_datetime(text):
+    from datetime import datetime
+
+    from dsl.backends import published_timestamp
+
+    assert published_timestamp(text) == services.format_timestamp(datetime.fromisoformat(text))
+
+
+@pytest.mark.django_db
+def test_select_star_rows_match_the_django_formatted_rows(api, workspace):
+    """The ready path (PostgreSQL: uuid / timestamptz as text) formats exactly like the
+    queryset path used for RETURNING rows."""
+    card = make_card(workspace, front_text="same", back_text="answer", tags=["a", "b"])
+    services.submit_review(workspace, card.id, "good")
+    selected = _select_star(api)
+    response = api.post(
+        "/v1/agent/sql",
+        {"sql": f"UPDATE cards SET back_text = 'answer' WHERE card_id = '{card.id}' RETURNING *"},
+        format="json",
+    )
+    assert response.status_code == 200, response.json()
+    returned = response.json()["data"]["rows"][0]
+    assert {k: v for k, v in selected.items() if k != "updated_at"} == {
+        k: v for k, v in returned.items() if k != "updated_at"
+    }
+    assert selected["due_at"].endswith("Z") and len(selected["due_at"]) == 24
+
+
+def _select_star(api):
+    response = api.post("/v1/agent/sql", {"sql": "SELECT * FROM cards"}, format="json")
+    assert response.status_code == 200, response.json()
+    return response.json()["data"]["rows"][0]
