@@ -6,8 +6,10 @@ Stages, each timed per statement (median over many runs of the whole corpus):
   validate  dsl.validator.validate_batch
   compile   the plan to a ready Django queryset (dsl.compiler) for reads and UPDATE/DELETE
             targets; INSERT plans become the service functions' row dicts
-  sqlgen    Django's SQL generation of that queryset (it happens on execution anyway; shown
-            apart because it is Django's cost, not the dialect's)
+  sqlgen    Django's SQL generation of that queryset (the executor does it once per plan and
+            workspace; shown apart because it is Django's cost, not the dialect's)
+  warm      the same statement sent again: what the executor pays with its caches (prepared
+            plan, ready SQL) — shown next to the goal, which is measured on first sight
 
 Goal: median ≤ 250 µs and p99 ≤ 1 ms per statement for parse + validate + compile.
 Run: ``python -m bench.language`` (BENCH_ROUNDS, default 200)."""
@@ -30,10 +32,11 @@ django.setup()
 from django.db import connection  # noqa: E402
 
 from bench.report import RESULTS_DIR, machine, percentile, table  # noqa: E402
-from dsl import compiler  # noqa: E402
+from dsl import backends, compiler  # noqa: E402
 from dsl import validator as v  # noqa: E402
-from dsl.executor import current_limits  # noqa: E402
+from dsl.executor import _ready_select, current_limits, prepare  # noqa: E402
 from dsl.parser import parse_batch  # noqa: E402
+from dsl.querylog import ExecutionStats  # noqa: E402
 from flashcards.models import Workspace  # noqa: E402
 from flashcards.services import now_ms  # noqa: E402
 
@@ -50,15 +53,15 @@ def load_corpus(path: Path = CORPUS) -> list[str]:
 
 
 def compile_plan(plan: v.Plan, workspace: Workspace) -> object:
-    """What the executor builds before its first database call."""
-    now = now_ms()
+    """What the executor builds before its first database call, the first time it sees a
+    statement: a SELECT's queryset with NOW() left as a parameter (as ``ReadySelect.build`` does),
+    the target-id queryset of an UPDATE / DELETE, an INSERT's row dicts."""
     if isinstance(plan, v.SelectPlan):
-        compiled = compiler.compile_select(plan, workspace, now=now)
-        return compiled.queryset[: (plan.limit or 100) + 1]
+        return compiler.compile_select(plan, workspace, now=None).queryset
     if isinstance(plan, (v.UpdatePlan, v.DeletePlan)):
-        scope = compiler._Scope(plan.resource, workspace, tag_rows=False, now=now)
-        queryset = compiler.base_queryset(plan.resource, workspace)
-        return queryset.filter(compiler.compile_condition(scope, plan.where))
+        scope = compiler._Scope(plan.resource, workspace, tag_rows=False, now=now_ms())
+        condition = compiler.compile_condition(scope, plan.where)
+        return compiler.base_queryset(plan.resource, workspace, where=condition)
     if isinstance(plan, v.InsertPlan):
         return plan.row_dicts()
     return plan
@@ -67,7 +70,19 @@ def compile_plan(plan: v.Plan, workspace: Workspace) -> object:
 def generate_sql(compiled: object) -> None:
     query = getattr(compiled, "query", None)
     if query is not None:
-        query.get_compiler(connection=connection).as_sql()
+        with backends.clock(backends.DEFERRED):
+            query.get_compiler(connection=connection).as_sql()
+
+
+def time_warm(sql: str, workspace: Workspace) -> float:
+    """The same statement again, as the executor runs it: the prepared plan and, for reads, the
+    ready SQL come from their caches (dsl.executor.prepare / _ready_select)."""
+    started = time.perf_counter()
+    _, plans = prepare(sql, current_limits(), "any", ExecutionStats())
+    for plan in plans:
+        if isinstance(plan, v.SelectPlan):
+            _ready_select(plan, workspace)
+    return time.perf_counter() - started
 
 
 def time_statement(sql: str, workspace: Workspace) -> dict[str, float]:
@@ -91,11 +106,17 @@ def run(rounds: int) -> dict[str, object]:
     for sql in corpus:  # warm-up: the thread's parser, Django's field caches
         time_statement(sql, workspace)
     samples: dict[str, list[list[float]]] = {sql: [] for sql in corpus}
+    warm: list[float] = []
     gc.collect()
     for _ in range(rounds):
         for sql in corpus:
             timing = time_statement(sql, workspace)
             samples[sql].append([timing[stage] for stage in STAGES])
+    for sql in corpus:  # fills the executor's caches
+        time_warm(sql, workspace)
+    for _ in range(rounds):
+        for sql in corpus:
+            warm.append(time_warm(sql, workspace))
     per_statement = []
     for sql, runs in samples.items():
         medians = [statistics.median(run[i] for run in runs) for i in range(len(STAGES))]
@@ -110,6 +131,7 @@ def run(rounds: int) -> dict[str, object]:
         "front_end_us": _us(front_end),
         "front_end_statement_medians_us": _us(statement_medians),
         "with_sql_us": _us(with_sql),
+        "warm_us": _us(warm),
         "stage_median_us": {
             stage: statistics.median(s[stage] for s in per_statement) * 1e6 for stage in STAGES
         },
@@ -150,6 +172,12 @@ def report(results: dict) -> str:
             f"{gen['p99']:.0f}",
             f"{gen['max']:.0f}",
         ],
+        [
+            "the same statement again (executor's caches)",
+            f"{results['warm_us']['median']:.0f}",
+            f"{results['warm_us']['p99']:.0f}",
+            f"{results['warm_us']['max']:.0f}",
+        ],
     ]
     stages = results["stage_median_us"]
     slow = [
@@ -171,7 +199,8 @@ def report(results: dict) -> str:
             "",
             table(["statement", *STAGES], slow),
             "",
-            f"Goal median ≤ 250 µs and p99 ≤ 1000 µs: {'met' if ok else 'NOT met'}.",
+            f"Goal median ≤ 250 µs and p99 ≤ 1000 µs, first sight of each statement: "
+            f"{'met' if ok else 'NOT met'}.",
         ]
     )
 

@@ -12,6 +12,7 @@ lower-cased form), never by loading rows into Python. A SELECT that names ``tag`
 
 from __future__ import annotations
 
+import functools
 import operator
 import unicodedata
 from collections.abc import Callable
@@ -101,29 +102,33 @@ def base_queryset(
     where: Q | None = None,
 ) -> QuerySet:
     """The rows of ``resource`` the workspace may see, narrowed by ``where``. THE entry point of
-    every query: the scope is always part of the filter, and callers only ever narrow it.
-    ``tag_rows`` gives one CardTag row per (live card, tag) instead. The caller's condition goes
-    into the same ``filter()`` call as the scope (one query clone and one pass of Django's filter
-    building instead of two: docs/benchmarks.md §1)."""
-    conditions = () if where is None else (where,)
-    name = resource.name
+    every query: every queryset the dialect runs is a clone of the workspace's scope, and callers
+    only ever narrow it. ``tag_rows`` gives one CardTag row per (live card, tag) instead."""
+    scope = _scope_queryset(resource.name, tag_rows, workspace.pk)
+    return scope.all() if where is None else scope.filter(where)
+
+
+@functools.lru_cache(maxsize=1024)
+def _scope_queryset(name: str, tag_rows: bool, workspace_id: Any) -> QuerySet:
+    """The scope filter of one workspace, built once per process: building it costs Django more
+    than cloning it (docs/benchmarks.md §1). Never evaluated itself — ``base_queryset`` hands out
+    clones only, so no rows are ever cached here."""
     if tag_rows:
         if name != "cards":
             raise ValueError("Only cards have tag rows.")
         return CardTag.objects.filter(
-            *conditions,
-            workspace=workspace,
-            card__workspace=workspace,
+            workspace_id=workspace_id,
+            card__workspace_id=workspace_id,
             card__deleted_at__isnull=True,
         )
     if name == "workspace":
-        return Workspace.objects.filter(*conditions, pk=workspace.pk)
+        return Workspace.objects.filter(pk=workspace_id)
     if name == "cards":
-        return Card.objects.filter(*conditions, workspace=workspace, deleted_at__isnull=True)
+        return Card.objects.filter(workspace_id=workspace_id, deleted_at__isnull=True)
     if name == "decks":
-        return Deck.objects.filter(*conditions, workspace=workspace, deleted_at__isnull=True)
+        return Deck.objects.filter(workspace_id=workspace_id, deleted_at__isnull=True)
     if name == "review_events":
-        return ReviewEvent.objects.filter(*conditions, workspace=workspace)
+        return ReviewEvent.objects.filter(workspace_id=workspace_id)
     raise ValueError(f"Unknown resource {name!r}")
 
 
