@@ -200,6 +200,9 @@ class UuidText(Func):
         return f"lower({text})", list(params) * len(pieces)
 
 
+_BOOLEAN = BooleanField()
+
+
 class JsonArrayHas(Lookup):
     """The JSON array in ``lhs`` holds the scalar ``rhs`` (exact, case-sensitive)."""
 
@@ -219,7 +222,7 @@ class JsonArrayHas(Lookup):
 
     @property
     def output_field(self) -> BooleanField:  # type: ignore[override]
-        return BooleanField()
+        return _BOOLEAN
 
 
 def json_array_has(field: str, value: str) -> Lookup:

@@ -90,8 +90,14 @@ _COMPARISONS: dict[str, type] = {
 }
 _AGGREGATES: dict[str, type] = {"count": Count, "sum": Sum, "avg": Avg, "min": Min, "max": Max}
 
+# Output fields shared by the expressions built here: constructing a Field costs more than
+# most of a compile (choices normalisation, validators), and these are never bound to a model.
+_INTEGER = IntegerField()
+_FLOAT = FloatField()
+_CHAR = CharField()
+
 # A condition that is always true, as a lookup so that negating it is always false.
-_TRUE = Q(Exact(Value(1), 1))
+_TRUE = Q(Exact(Value(1, output_field=_INTEGER), 1))
 
 
 def base_queryset(
@@ -194,10 +200,10 @@ def _is_tag(term: v.Term) -> bool:
 def _review_grade(rating: F) -> Case:
     return Case(
         *(
-            When(Q(Exact(rating, index)), then=Value(grade))
+            When(Q(Exact(rating, index)), then=Value(grade, output_field=_CHAR))
             for index, grade in enumerate(REVIEW_GRADES)
         ),
-        output_field=CharField(),
+        output_field=_CHAR,
     )
 
 
@@ -233,14 +239,14 @@ def _aggregate(term: v.Aggregate, scope: _Scope, *, grouped: bool) -> Any:
         if column.type == UUID:
             argument = backends.UuidText(argument)
         elif column.type == BOOLEAN:
-            argument = Cast(argument, IntegerField())
+            argument = Cast(argument, _INTEGER)
         elif column.type == STRING:
             argument = backends.code_point_order(argument)
     aggregate = _AGGREGATES[term.func](argument, distinct=term.distinct)
     if term.func == "sum" and not grouped:
         # dsl.md §6.2: an aggregate query without GROUP BY has SUM → 0 over no rows.
-        output = FloatField() if column.type == NUMBER else IntegerField()
-        return Coalesce(aggregate, Value(0), output_field=output)
+        output = _FLOAT if column.type == NUMBER else _INTEGER
+        return Coalesce(aggregate, Value(0, output_field=output), output_field=output)
     return aggregate
 
 
@@ -309,7 +315,7 @@ class _Conditions:
         ):
             # A fractional or huge literal against an integer: compare exactly, as floats, rather
             # than let the integer field truncate the literal.
-            expression = Cast(expression, FloatField())
+            expression = Cast(expression, _FLOAT)
         if isinstance(condition, v.Compare):
             if condition.op in ("=", "!="):
                 q = Q(Exact(expression, prepare(condition.value)))
@@ -545,7 +551,7 @@ def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> Co
             **{name: term_expression(scope, term) for term, name in keys.items()}
         )
     else:
-        queryset = queryset.values(one=Value(1))
+        queryset = queryset.values(one=Value(1, output_field=_INTEGER))
     annotations = {
         name: _aggregate(term, scope, grouped=bool(keys)) for term, name in aggregates.items()
     }
