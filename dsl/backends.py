@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -401,9 +402,40 @@ def bind_clock(
     return bound
 
 
+def inline_literals(
+    sql: str, params: Sequence[Any], clock_positions: Sequence[int], db: Any = connection
+) -> tuple[str, ...] | None:
+    """PostgreSQL with client-side binding (Django's default): ``sql`` with every parameter
+    written in by psycopg's own quoting — exactly the text client-side binding sends anyway —
+    except the clock markers, at which the text is split. Running such SQL skips converting and
+    quoting the same parameters on every request. None elsewhere."""
+    if not _client_side_binding(db) or not hasattr(db, "cursor"):
+        return None
+    sentinel = f"dsl_clock_{uuid.uuid4().hex}"
+    positions = set(clock_positions)
+    values = [sentinel if i in positions else param for i, param in enumerate(params)]
+    with db.cursor() as cursor:
+        text = cursor.cursor.mogrify(sql, values)
+    pieces = text.split(f"'{sentinel}'")
+    return tuple(pieces) if len(pieces) == len(positions) + 1 else None
+
+
+def clock_literal(value: Any) -> str:
+    """A bound clock value (an aware datetime on PostgreSQL) as a SQL literal."""
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise TypeError(f"Expected an aware datetime, got {value!r}")
+    return f"'{value.isoformat()}'::timestamptz"
+
+
+def _client_side_binding(db: Any) -> bool:
+    if db.vendor != "postgresql":
+        return False
+    return not db.settings_dict.get("OPTIONS", {}).get("server_side_binding")
+
+
 def fetch_rows(
     sql: str,
-    params: Sequence[Any],
+    params: Sequence[Any] | None,
     *,
     timeout_ms: int | None = None,
     stamps_as_text: bool = False,
@@ -434,9 +466,9 @@ def inline_timeout_possible(db: Any = connection) -> bool:
     """True where ``fetch_rows(timeout_ms=…)`` can bound a lone read without a transaction:
     PostgreSQL in autocommit with client-side parameter binding (Django's default; server-side
     binding cannot send two statements at once)."""
-    if db.vendor != "postgresql" or db.in_atomic_block or not db.get_autocommit():
+    if not _client_side_binding(db) or db.in_atomic_block:
         return False
-    return not db.settings_dict.get("OPTIONS", {}).get("server_side_binding")
+    return db.get_autocommit()
 
 
 def published_timestamp(text: str) -> str | None:

@@ -456,6 +456,9 @@ class ReadySelect:
     converters: tuple[tuple[int, tuple[Any, ...], Any], ...]
     format_row: Callable[[tuple], dict[str, Any]]
     stamps_as_text: bool  # uuid / timestamptz fetched as PostgreSQL's text
+    # PostgreSQL: the SQL with its parameters written in, split at the clock markers
+    # (backends.inline_literals); None runs ``sql`` with ``params``.
+    literal_pieces: tuple[str, ...] | None = None
 
     @classmethod
     def build(cls, plan: v.SelectPlan, workspace: Workspace) -> ReadySelect:
@@ -475,16 +478,20 @@ class ReadySelect:
             for index, column in enumerate(compiled.columns)
         )
         format_row = row_formatter(compiled.columns, stamps_as_text=stamps_as_text)
+        clock_positions = tuple(
+            i for i, p in enumerate(params) if isinstance(p, backends.ClockParam)
+        )
         return cls(
             plan,
             compiled.columns,
             sql,
             tuple(params),
-            tuple(i for i, p in enumerate(params) if isinstance(p, backends.ClockParam)),
+            clock_positions,
             sql_compiler.col_count if sql_compiler.has_extra_select else None,
             tuple((pos, tuple(convs), expr) for pos, (convs, expr) in converters.items()),
             format_row,
             stamps_as_text,
+            backends.inline_literals(sql, params, clock_positions),
         )
 
     def fetch(
@@ -499,10 +506,18 @@ class ReadySelect:
         """``count`` rows from ``offset``, as Django would return them from values_list()."""
         if self.sql is None:
             return []
-        params = self.params
-        if self.clock_positions:
-            params = tuple(backends.bind_clock(params, self.clock_positions, moment, db))
-        sql = f"{self.sql} {db.ops.limit_offset_sql(offset, offset + count)}"
+        pieces = self.literal_pieces
+        params: tuple[Any, ...] | None
+        if pieces is not None:
+            text = pieces[0]
+            for position, piece in zip(self.clock_positions, pieces[1:], strict=True):
+                text += backends.clock_literal(self.params[position].bind(moment, db)) + piece
+            params = None
+        else:
+            text, params = self.sql, self.params
+            if self.clock_positions:
+                params = tuple(backends.bind_clock(params, self.clock_positions, moment, db))
+        sql = f"{text} {db.ops.limit_offset_sql(offset, offset + count)}"
         rows = backends.fetch_rows(
             sql, params, timeout_ms=timeout_ms, stamps_as_text=self.stamps_as_text, db=db
         )
