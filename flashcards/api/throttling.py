@@ -2,8 +2,24 @@
 minute, shared by every /v1/agent/* route and the MCP tools, counted in Django's default cache so all
 worker processes see one budget.
 
-A fixed one-minute window keyed by the window's start: `cache.add` + `cache.incr` is two round trips
-and atomic on Redis/Memcached, where a sliding log would rewrite a whole list per request.
+A sliding-window counter (the usual two-window approximation). Requests are counted per fixed
+one-minute window, keyed by the window's start, with `cache.add` + `cache.incr` (atomic on
+Redis/Memcached and on our LockingFileBasedCache). A request is allowed when
+
+    previous_window_count * (1 - elapsed_fraction_of_current_window) + current_window_count <= limit
+
+i.e. the previous minute's requests are assumed spread evenly over it and fade out as the current
+minute goes on. A plain fixed window let a burst straddling a window boundary spend up to twice the
+budget within a few seconds (a full budget at 00:00:59 and another at 00:01:00); here the second
+burst finds the first one still weighing almost fully. The cost is one extra `cache.get` (the
+previous window's count) per request; a sliding log would be exact but rewrites a whole list per
+request, which the file cache cannot do atomically. The approximation is not exact either: a burst
+of k requests just before a boundary is treated as if spread over the whole minute, so k·s/60 of
+them are forgiven s seconds into the next minute. An even burst of n requests lasting D seconds thus
+gets at most n·D/240 extra: under one for 120 requests in less than two seconds.
+
+Refused requests still count, so a client hammering through its 429s stays refused. A cache outage
+lets requests through rather than failing them.
 """
 
 from __future__ import annotations
@@ -43,8 +59,9 @@ def principal_key(request: Any) -> str | None:
 
 
 def consume(principal: str, *, now: float | None = None) -> float | None:
-    """Count one request for `principal`. Returns None when it is allowed, else the seconds to wait
-    until the window resets. A cache outage lets requests through rather than failing them."""
+    """Count one request for `principal`. Returns None when it is allowed, else the seconds until
+    a retry would be allowed (`_seconds_until_allowed`). A cache outage lets requests through rather
+    than failing them."""
     limit = rate_limit()
     if limit <= 0:
         return None
@@ -52,18 +69,42 @@ def consume(principal: str, *, now: float | None = None) -> float | None:
     window = int(now // WINDOW_SECONDS)
     cache_key = f"agent-rate:{principal}:{window}"
     try:
-        cache.add(cache_key, 0, timeout=WINDOW_SECONDS * 2)
-        count = cache.incr(cache_key)
-    except ValueError:
-        # The key expired between add and incr (clock at the window edge): start it again.
-        cache.set(cache_key, 1, timeout=WINDOW_SECONDS * 2)
-        count = 1
+        try:
+            # Two windows' life: made at or after its window's start, the count outlives the next
+            # window, which reads it as `previous`.
+            cache.add(cache_key, 0, timeout=WINDOW_SECONDS * 2)
+            current = cache.incr(cache_key)
+        except ValueError:
+            # The key expired between add and incr (clock at the window edge): start it again.
+            cache.set(cache_key, 1, timeout=WINDOW_SECONDS * 2)
+            current = 1
+        previous = int(cache.get(f"agent-rate:{principal}:{window - 1}") or 0)
     except Exception:
         logger.exception("Rate-limit cache unavailable; letting the request through")
         return None
-    if count <= limit:
+    elapsed = (now - window * WINDOW_SECONDS) / WINDOW_SECONDS
+    if previous * (1 - elapsed) + current <= limit:
         return None
-    return max((window + 1) * WINDOW_SECONDS - now, 1.0)
+    wait = _seconds_until_allowed(now, window, previous, current, limit)
+    return min(max(wait, 1.0), 2.0 * WINDOW_SECONDS)
+
+
+def _seconds_until_allowed(
+    now: float, window: int, previous: int, current: int, limit: int
+) -> float:
+    """How long until one more request (counted as `current + 1`, nobody else spending the key)
+    would pass the sliding estimate. The estimate only falls as time passes, and is continuous
+    across the window boundary (the current count becomes the previous one at full weight), so the
+    first moment it fits is the answer."""
+    window_end = (window + 1) * WINDOW_SECONDS
+    if current + 1 <= limit:
+        # Still in this window: wait until previous * (1 - f) <= limit - current - 1. Here
+        # previous * (1 - elapsed) > limit - current, so this lands before the window's end.
+        return window_end - now - WINDOW_SECONDS * (limit - current - 1) / previous
+    # This window alone is full: in the next one `current` is the previous count and the retry is
+    # its first request, allowed once current * (1 - g) + 1 <= limit. With a limit of 1 that is
+    # the next window's end (g = 1), where its own (empty) count becomes the previous one.
+    return window_end - now + WINDOW_SECONDS * (1 - (limit - 1) / current)
 
 
 def retry_after_seconds(wait: float) -> int:

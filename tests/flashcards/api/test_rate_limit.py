@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 from django.core.cache import cache
+from django.core.cache.backends.base import BaseCache
 from django.test import override_settings
 from rest_framework.test import APIClient
 
@@ -26,7 +27,7 @@ def test_the_fourth_request_in_a_minute_is_429_with_retry_after(api):
     response = api.get("/v1/agent/me")
     error = assert_envelope_error(response, 429, "RATE_LIMITED")
     retry_after = int(response["Retry-After"])
-    assert 1 <= retry_after <= WINDOW_SECONDS
+    assert 1 <= retry_after <= 2 * WINDOW_SECONDS
     assert error["details"]["retryAfterSeconds"] == retry_after
 
 
@@ -62,11 +63,100 @@ def test_zero_disables_the_limit(api):
         assert_envelope_ok(api.get("/v1/agent/me"))
 
 
+# --- the sliding window, with an explicit clock ------------------------------------------------
+
+# The start of some window; every time below is exact in binary floating point.
+START = 1_000 * WINDOW_SECONDS
+
+
+def spend(count: int, at: float, principal: str = "key:test") -> list[float | None]:
+    return [consume(principal, now=at) for _ in range(count)]
+
+
+@override_settings(AGENT_RATE_LIMIT=4)
+def test_a_burst_straddling_a_window_boundary_gets_one_budget_not_two():
+    """A fixed window would let all eight through: four in the last second of one window and four
+    in the first second of the next."""
+    assert spend(4, START - 1) == [None] * 4
+    after_the_boundary = spend(4, START + 1)
+    assert all(wait is not None for wait in after_the_boundary)
+
+
+@override_settings(AGENT_RATE_LIMIT=4)
+def test_the_previous_window_fades_out_over_the_current_one():
+    assert spend(4, START + 30) == [None] * 4
+    # Halfway through the next window the previous four weigh two: two more fit, not four.
+    allowed = spend(4, START + WINDOW_SECONDS + 30)
+    assert [wait is None for wait in allowed] == [True, True, False, False]
+
+
 @override_settings(AGENT_RATE_LIMIT=2)
-def test_the_window_resets_after_a_minute():
-    start = 1_000 * WINDOW_SECONDS + 10.0
-    assert consume("key:test", now=start) is None
-    assert consume("key:test", now=start + 1) is None
-    wait = consume("key:test", now=start + 2)
-    assert wait == pytest.approx(WINDOW_SECONDS - 12)
-    assert consume("key:test", now=start + WINDOW_SECONDS) is None
+def test_after_a_full_window_of_quiet_the_budget_is_whole_again():
+    assert spend(3, START + 10)[-1] is not None
+    later = START + 2 * WINDOW_SECONDS
+    assert spend(2, later) == [None, None]
+    assert consume("key:test", now=later) is not None
+
+
+@override_settings(AGENT_RATE_LIMIT=4)
+def test_retry_after_while_the_previous_window_decays():
+    assert spend(4, START + 30) == [None] * 4
+    now = START + WINDOW_SECONDS + 15
+    # 4 * 0.75 + 1 = 4 fits; 4 * 0.75 + 2 = 5 does not. A retry counts 3 in this window, so it
+    # needs 4 * (1 - f) <= 1, i.e. f = 0.75: 30 s later.
+    assert consume("key:test", now=now) is None
+    assert consume("key:test", now=now) == pytest.approx(30)
+    assert consume("key:test", now=now + 30) is None
+
+
+@override_settings(AGENT_RATE_LIMIT=3)
+def test_retry_after_when_the_current_window_alone_is_over():
+    now = START + 15
+    assert spend(3, now) == [None] * 3
+    # Four counted (refusals count too): the rest of this window, 45 s, then the next window
+    # still weighs the four at 4 * (1 - g) + 1 <= 3, g = 0.5: another 30 s.
+    wait = consume("key:test", now=now)
+    assert wait == pytest.approx(75)
+    assert consume("key:test", now=now + 74) is not None
+    # That refusal counted in the next window; a fresh key at exactly the answer gets through.
+    assert spend(4, now, principal="key:fresh")[-1] == pytest.approx(75)
+    assert consume("key:fresh", now=now + 75) is None
+
+
+@override_settings(AGENT_RATE_LIMIT=1)
+def test_retry_after_is_at_most_two_windows():
+    # With a budget of one the next window is spent entirely by the previous count's weight.
+    assert consume("key:test", now=START) is None
+    assert consume("key:test", now=START) == pytest.approx(2 * WINDOW_SECONDS)
+    assert consume("key:test", now=START + 2 * WINDOW_SECONDS) is None
+
+
+@override_settings(AGENT_RATE_LIMIT=120)
+def test_retry_after_is_never_below_one_second():
+    assert spend(120, START + 30) == [None] * 120
+    now = START + WINDOW_SECONDS + 30.75
+    # The previous 120 weigh 120 * 0.4875 = 58.5 here: 61 more fit, the 62nd does not. A retry
+    # (count 63) needs 120 * (1 - f) <= 57, f = 0.525: 0.75 s later, answered as 1 s.
+    assert spend(61, now) == [None] * 61
+    assert consume("key:test", now=now) == 1.0
+    assert consume("key:test", now=now + 0.75) is None
+
+
+class UnreachableCache(BaseCache):
+    """A cache server that is down: every operation raises."""
+
+    def __init__(self, location: str, params: dict) -> None:
+        super().__init__(params)
+
+    def add(self, *args, **kwargs):
+        raise ConnectionError("cache down")
+
+    get = set = incr = add
+
+
+@override_settings(
+    AGENT_RATE_LIMIT=1,
+    CACHES={"default": {"BACKEND": f"{__name__}.UnreachableCache"}},
+)
+def test_a_cache_outage_lets_requests_through():
+    assert spend(5, START) == [None] * 5
