@@ -86,7 +86,10 @@ def consume(principal: str, *, now: float | None = None) -> float | None:
     if previous * (1 - elapsed) + current <= limit:
         return None
     wait = _seconds_until_allowed(now, window, previous, current, limit)
-    return min(max(wait, 1.0), 2.0 * WINDOW_SECONDS)
+    # Capped at one window: clients of a per-minute limit expect Retry-After within a minute.
+    # A client that spent a whole minute's budget and retries then may be told to wait a little
+    # more (the estimate still weighs that minute); nothing gets through early.
+    return min(max(wait, 1.0), float(WINDOW_SECONDS))
 
 
 def _seconds_until_allowed(
