@@ -87,6 +87,19 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# A connection pool for PostgreSQL (psycopg-pool, Django's "pool" option): under ASGI every request
+# runs on a thread of its own, so without one each request opens a PostgreSQL connection
+# (docs/deployment.md). DB_POOL_MAX_SIZE=0, the default, keeps one connection per request.
+DB_POOL_MAX_SIZE = int(os.environ.get("DB_POOL_MAX_SIZE", "0"))
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL_MAX_SIZE > 0:
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": min(int(os.environ.get("DB_POOL_MIN_SIZE", "2")), DB_POOL_MAX_SIZE),
+        "max_size": DB_POOL_MAX_SIZE,
+        # Seconds a request waits for a free connection before failing (answered with a 503).
+        "timeout": float(os.environ.get("DB_POOL_TIMEOUT", "10")),
+    }
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django requires it with a pool
+
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers proceed while one writer commits; IMMEDIATE takes the write lock at BEGIN
     # so two writers queue instead of failing with "database is locked" mid-transaction.

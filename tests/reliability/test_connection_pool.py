@@ -1,0 +1,124 @@
+"""The opt-in PostgreSQL connection pool (DB_POOL_MAX_SIZE, config/settings.py): the served app
+answers concurrent requests from at most that many database connections, and the per-request
+time limit of a lone read (``SET LOCAL statement_timeout``, dsl.backends) does not stay on the
+pooled sessions."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from flashcards import services
+from tests.factories import make_cards
+
+ROOT = Path(__file__).resolve().parents[2]
+POOL_SIZE = 3
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="the pool is PostgreSQL's"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def _server_connections() -> list[tuple[str, str]]:
+    """(state, statement_timeout-relevant query) of every session on the test database but ours."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT state, query FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid()"
+        )
+        return cursor.fetchall()
+
+
+@pytest.fixture
+def pooled_server() -> str:
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url(),
+        "DB_POOL_MAX_SIZE": str(POOL_SIZE),
+        "DB_POOL_MIN_SIZE": "1",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DJANGO_ALLOW_INSECURE_KEY": "1",
+        "DEBUG": "0",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "AGENT_RATE_LIMIT": "0",
+        "SECURE_SSL_REDIRECT": "0",
+    }
+    command = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--port", str(port)]
+    process = subprocess.Popen(
+        [*command, "--host", "127.0.0.1", "--log-level", "warning"], cwd=ROOT, env=env
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/v1/", timeout=2).read()
+                break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("uvicorn did not start") from None
+                time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def _post(url: str, key: str, sql: str) -> tuple[int, dict]:
+    request = urllib.request.Request(
+        f"{url}/v1/agent/sql",
+        data=json.dumps({"sql": sql}).encode(),
+        headers={"Authorization": f"ApiKey {key}", "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_concurrent_requests_share_at_most_the_pools_connections(pooled_server, user, workspace):
+    make_cards(workspace, 5, tags=["pool"])
+    _, key = services.create_api_key(user, "pool", workspace=workspace)
+    reads = [
+        "SELECT card_id, front_text FROM cards WHERE tags OVERLAP ('pool') ORDER BY updated_at DESC LIMIT 3",
+        "SELECT COUNT(*) AS n FROM cards",
+        "SELECT card_id FROM cards WHERE due_at <= NOW() OR due_at IS NULL LIMIT 2",
+    ]
+    writes = [
+        f"INSERT INTO cards (front_text, back_text) VALUES ('pooled {i}', 'x')" for i in range(6)
+    ]
+    statements = reads * 8 + writes
+    with ThreadPoolExecutor(max_workers=8) as threads:
+        results = list(threads.map(lambda sql: _post(pooled_server, key, sql), statements))
+    assert [status for status, _ in results] == [200] * len(statements), results
+    assert results[1][1]["data"]["rows"] in ([{"n": 5 + k}] for k in range(7))
+    sessions = _server_connections()
+    assert 1 <= len(sessions) <= POOL_SIZE, sessions
+    # Idle pooled sessions are not left inside a transaction (SET LOCAL ended with its SELECT).
+    assert all(state == "idle" for state, _ in sessions), sessions
+    status, body = _post(pooled_server, key, "SELECT COUNT(*) AS n FROM cards")
+    assert (status, body["data"]["rows"]) == (200, [{"n": 11}])
