@@ -37,13 +37,9 @@ from django.db import OperationalError, connection
 from django.db.models import BooleanField, DateTimeField, Expression, F, Func, Lookup, TextField
 from django.db.models.expressions import OrderBy
 from django.db.models.functions import Collate, Lower, TruncDate, Upper
+from psycopg.types.string import TextLoader
 
 from flashcards.services import format_timestamp, now_ms
-
-try:
-    from psycopg.types.string import TextLoader as _TextLoader
-except ImportError:  # pragma: no cover - SQLite-only installs
-    _TextLoader = None
 
 # How many SQLite virtual-machine steps run between two deadline checks: about 0.1 ms of work,
 # so the check costs nothing measurable and a runaway statement stops within a millisecond.
@@ -409,7 +405,7 @@ def inline_literals(
     written in by psycopg's own quoting — exactly the text client-side binding sends anyway —
     except the clock markers, at which the text is split. Running such SQL skips converting and
     quoting the same parameters on every request. None elsewhere."""
-    if not _client_side_binding(db) or not hasattr(db, "cursor"):
+    if not _client_side_binding(db):
         return None
     sentinel = f"dsl_clock_{uuid.uuid4().hex}"
     positions = set(clock_positions)
@@ -446,14 +442,14 @@ def fetch_rows(
     statements of one simple query in one implicit transaction, so the limit applies to this
     SELECT and ends with it — one round trip instead of BEGIN, set_config, SELECT and COMMIT.
 
-    ``stamps_as_text`` (PostgreSQL): uuid and timestamptz values come back as PostgreSQL's text,
-    which ``published_uuid`` / ``published_timestamp`` turn into the published forms by slicing —
-    cheaper than building UUID and datetime objects only to print them again."""
+    ``stamps_as_text`` (PostgreSQL): uuid and timestamptz values come back as PostgreSQL's text —
+    a uuid's text is already its published form, and ``published_timestamp`` makes a timestamp's
+    by slicing — cheaper than building UUID and datetime objects only to print them again."""
     with db.cursor() as cursor:
         if stamps_as_text and db.vendor == "postgresql":
             adapters = cursor.cursor.adapters  # this cursor's own map: the connection is unchanged
-            adapters.register_loader("uuid", _TextLoader)
-            adapters.register_loader("timestamptz", _TextLoader)
+            adapters.register_loader("uuid", TextLoader)
+            adapters.register_loader("timestamptz", TextLoader)
         if timeout_ms is None:
             cursor.execute(sql, params)
             return cursor.fetchall()
@@ -483,8 +479,3 @@ def published_timestamp(text: str) -> str | None:
             return f"{text[:10]}T{text[11:19]}.000Z"
     # Any other shape (a year past 9999, another time zone): go through a datetime.
     return format_timestamp(datetime.fromisoformat(text))
-
-
-def published_uuid(text: str) -> str:
-    """A uuid as PostgreSQL's text: already canonical (lower case, dashed)."""
-    return text
