@@ -12,10 +12,12 @@ lower-cased form), never by loading rows into Python. A SELECT that names ``tag`
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import operator
+import threading
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from functools import reduce
@@ -41,6 +43,7 @@ from django.db.models import (
     Value,
     When,
 )
+from django.db.models.expressions import Col
 from django.db.models.functions import Cast, Coalesce
 from django.db.models.lookups import (
     Exact,
@@ -50,8 +53,12 @@ from django.db.models.lookups import (
     IsNull,
     LessThan,
     LessThanOrEqual,
+    Lookup,
     Range,
 )
+from django.db.models.query import ValuesListIterable
+from django.db.models.sql import Query
+from django.db.models.sql.where import AND, WhereNode
 
 from dsl import backends
 from dsl import validator as v
@@ -100,6 +107,29 @@ _CHAR = CharField()
 _TRUE = Q(Exact(Value(1, output_field=_INTEGER), 1))
 
 
+class _Shortcuts(threading.local):
+    """Where the compiler builds Django's query structures directly instead of through the
+    generic queryset API: resolved columns (``_base_col``), WHERE nodes (``_add_condition``),
+    the selected columns (``_values_of_columns``) and the cached tag subqueries. Each produces
+    the same SQL as the generic route; ``generic_route()`` turns them off so tests can compare
+    the two (tests/dsl/test_compiler_shortcuts.py)."""
+
+    enabled = True
+
+
+_shortcuts = _Shortcuts()
+
+
+@contextlib.contextmanager
+def generic_route() -> Iterator[None]:
+    """Compile through Django's generic queryset API only (for tests), in this thread."""
+    _shortcuts.enabled = False
+    try:
+        yield
+    finally:
+        _shortcuts.enabled = True
+
+
 def base_queryset(
     resource: Resource,
     workspace: Workspace,
@@ -109,9 +139,63 @@ def base_queryset(
 ) -> QuerySet:
     """The rows of ``resource`` the workspace may see, narrowed by ``where``. THE entry point of
     every query: every queryset the dialect runs is a clone of the workspace's scope, and callers
-    only ever narrow it. ``tag_rows`` gives one CardTag row per (live card, tag) instead."""
+    only ever narrow it. ``tag_rows`` gives one CardTag row per (live card, tag) instead.
+    The queryset returned is a fresh clone: callers may refine it in place."""
     scope = _scope_queryset(resource.name, tag_rows, workspace.pk)
-    return scope.all() if where is None else scope.filter(where)
+    if where is None:
+        return scope.all()
+    if tag_rows or not _shortcuts.enabled:
+        # Conditions on the joined card go through Django's join promotion.
+        return scope.filter(where)
+    queryset = scope.all()
+    if not _add_condition(queryset.query, where):
+        return scope.filter(where)
+    return queryset
+
+
+def _add_condition(query: Query, condition: Q) -> bool:
+    """``filter(condition)`` for a condition tree of lookups and EXISTS on the model's own table,
+    added straight to the WHERE: the leaves are built on resolved columns (``_base_col``), so
+    most need no resolving and none a field path lookup. Adds nothing and returns False when a
+    leaf would need a join (``filter()`` then promotes the join types) or is a keyword lookup.
+    The SQL is the same as ``filter()``'s (tests compare both)."""
+    aliases = len(query.alias_map)
+    node = _where_node(query, condition)
+    if node is None or len(query.alias_map) != aliases:
+        return False
+    query.where.add(node, AND)
+    return True
+
+
+def _where_node(query: Query, condition: Q) -> WhereNode | None:
+    node = WhereNode(connector=condition.connector, negated=condition.negated)
+    for child in condition.children:
+        if isinstance(child, Q):
+            part = _where_node(query, child)
+        elif getattr(child, "conditional", False):
+            part = _resolved_leaf(query, child)
+        else:
+            return None
+        if part is None:
+            return None
+        node.add(part, condition.connector)
+    return node
+
+
+def _resolved_leaf(query: Query, leaf: Any) -> Any:
+    """A WHERE leaf as ``Query.build_filter`` leaves it: a lookup of a resolved column against
+    plain values is ready as built; anything else (functions, EXISTS) is resolved against the
+    query, and a bare boolean expression becomes ``= true``, as Django does."""
+    if (
+        isinstance(leaf, Lookup)
+        and type(leaf.lhs) is Col
+        and not hasattr(leaf.rhs, "resolve_expression")
+    ):
+        return leaf
+    resolved = leaf.resolve_expression(query, allow_joins=True, reuse=None, summarize=False)
+    if not isinstance(resolved, Lookup):
+        resolved = query.build_lookup(["exact"], resolved, True)
+    return resolved
 
 
 @functools.lru_cache(maxsize=1024)
@@ -172,17 +256,32 @@ class _Scope:
         self.workspace = workspace
         self.tag_rows = tag_rows
         self.prefix = "card__" if tag_rows else ""
+        self.model = CardTag if tag_rows else MODELS[resource.name]
         self.now = now
         # The outer row's card / deck for correlated tag subqueries.
         self.owner_ref = "card" if tag_rows else "pk"
 
-    def field(self, column: Column) -> F:
-        return F(self.prefix + (column.field or column.name))
+    def field(self, column: Column) -> Expression | F:
+        return self.path(column.field or column.name)
 
-    def id_path(self) -> str:
+    def path(self, name: str) -> Expression | F:
+        """A field of the resource's rows: the resolved column of the model's own table (what
+        Django itself shares as ``Field.cached_col``), or — for tag rows, whose card is a join
+        away — an F() that Django resolves to that join."""
+        if self.prefix or not _shortcuts.enabled:
+            return F(self.prefix + name)
+        return _base_col(self.model, name)
+
+    def id_field(self) -> str:
         id_column = self.resource.column(self.resource.id_column)
         assert id_column is not None and id_column.field is not None
-        return self.prefix + id_column.field
+        return id_column.field
+
+    def id_path(self) -> str:
+        return self.prefix + self.id_field()
+
+    def id_expression(self) -> Expression | F:
+        return self.path(self.id_field())
 
     def value(self, raw: Any) -> Any:
         if isinstance(raw, v.RelativeNow):
@@ -193,11 +292,25 @@ class _Scope:
         return raw
 
 
+@functools.cache
+def _base_col(model: type[Model], path: str) -> Expression:
+    """The column a field path names on ``model``'s own table, resolved once by Django exactly as
+    ``F(path)`` is in a query of that model — without the per-statement path resolution (field
+    lookup, join setup and trimming), the largest part of a compile. Cols are immutable
+    expressions (Django copies them when it resolves or relabels), so one is shared."""
+    column = F(path).resolve_expression(Query(model))
+    assert getattr(column, "alias", None) == model._meta.db_table, (model, path)
+    return column
+
+
 def _is_tag(term: v.Term) -> bool:
     return isinstance(term, Column) and term.virtual
 
 
-def _review_grade(rating: F) -> Case:
+@functools.lru_cache(maxsize=8)
+def _review_grade(rating: Expression | F) -> Case:
+    """The grade of a rating, built once per rating expression: Django copies an expression
+    before it resolves it, so one Case serves every query."""
     return Case(
         *(
             When(Q(Exact(rating, index)), then=Value(grade, output_field=_CHAR))
@@ -212,7 +325,7 @@ def column_expression(scope: _Scope, column: Column) -> Expression | F:
     if column.virtual:
         return F("tag__name")
     if column.name == "review_grade":
-        return _review_grade(F(scope.prefix + "rating"))
+        return _review_grade(scope.path("rating"))
     return scope.field(column)
 
 
@@ -382,7 +495,7 @@ def _review_grade_condition(scope: _Scope, condition: v.Compare | v.InList) -> Q
         grades, negated = [condition.value], condition.op == "!="
     else:
         grades, negated = list(condition.values), condition.negated
-    q = Q(In(F(scope.prefix + "rating"), [REVIEW_GRADES.index(grade) for grade in grades]))
+    q = Q(In(scope.path("rating"), [REVIEW_GRADES.index(grade) for grade in grades]))
     return ~q if negated else q
 
 
@@ -396,9 +509,22 @@ def _tag_rows(scope: _Scope, **narrow: Any) -> tuple[QuerySet, str]:
     (a tag id belongs to one workspace), underestimates a common tag's rows ~40x and then builds
     the page from the tag side and sorts it — 29 ms instead of 0.35 ms for the paged SELECT at 10k
     cards (docs/benchmarks.md, "Second run")."""
-    if scope.resource.name == "cards":
-        return CardTag.objects.filter(card=OuterRef(scope.owner_ref), **narrow), "card"
-    return DeckTag.objects.filter(deck=OuterRef(scope.owner_ref), **narrow), "deck"
+    if not _shortcuts.enabled:
+        model, owner = (CardTag, "card") if scope.resource.name == "cards" else (DeckTag, "deck")
+        lookups = {name.replace("tag_key", "tag__key"): value for name, value in narrow.items()}
+        return model.objects.filter(**{owner: OuterRef(scope.owner_ref)}, **lookups), owner
+    rows, owner = _tag_rows_of(scope.resource.name, scope.owner_ref, keyed=bool(narrow))
+    return (rows.filter(**narrow) if narrow else rows.all()), owner
+
+
+@functools.lru_cache(maxsize=16)
+def _tag_rows_of(resource_name: str, owner_ref: str, *, keyed: bool) -> tuple[QuerySet, str]:
+    """The correlated tag rows of one resource, built once per process and narrowed by clones.
+    ``keyed`` adds ``tag_key``, the joined Tag's key, so narrowing on it resolves no path and
+    sets up no join again. Nothing here depends on the workspace or the statement."""
+    model, owner = (CardTag, "card") if resource_name == "cards" else (DeckTag, "deck")
+    rows = model.objects.filter(**{owner: OuterRef(owner_ref)})
+    return (rows.alias(tag_key=F("tag__key")) if keyed else rows), owner
 
 
 def _array_condition(
@@ -409,11 +535,11 @@ def _array_condition(
         return _enum_array_condition(scope, condition)
     keys = list(dict.fromkeys(fold_tag(value) for value in condition.values))
     if isinstance(condition, v.ArrayOverlap):
-        return Q(Exists(_tag_rows(scope, tag__key__in=keys)[0])) if keys else ~_TRUE
+        return Q(Exists(_tag_rows(scope, tag_key__in=keys)[0])) if keys else ~_TRUE
     if isinstance(condition, v.ArrayContains):
         if not keys:
             return _TRUE
-        rows, owner = _tag_rows(scope, tag__key__in=keys)
+        rows, owner = _tag_rows(scope, tag_key__in=keys)
         hits = rows.values(owner).annotate(hits=Count("*"))
         return Q(Exists(hits.filter(hits=len(keys))))
     rows, owner = _tag_rows(scope)
@@ -446,7 +572,7 @@ def _text_match(scope: _Scope, condition: v.TextMatch) -> Q:
     parts = []
     for column in condition.columns:
         if column.is_array:
-            rows, _ = _tag_rows(scope, tag__key__contains=fold_tag(condition.text))
+            rows, _ = _tag_rows(scope, tag_key__contains=fold_tag(condition.text))
             parts.append(Q(Exists(rows)))
         else:
             pattern = backends.substring_pattern(condition.text)
@@ -492,7 +618,7 @@ def _row_order(scope: _Scope, order_by: tuple[v.OrderKey, ...]) -> list[Any]:
         ordering += _order_terms(key.term, term_expression(scope, key.term), key)
     id_column = resource.column(resource.id_column)
     if not any(key.term == id_column for key in keys):
-        ordering.append(F(scope.id_path()).asc())
+        ordering.append(scope.id_expression().asc())
     if scope.tag_rows:
         ordering.append(F("position").asc())
     return ordering
@@ -516,8 +642,44 @@ def compile_select(
         for item in plan.items
     )
     ordering = ["?"] if plan.order_random else _row_order(scope, plan.order_by)
+    # ``queryset`` is base_queryset's fresh clone: ordered in place, as order_by() does.
+    queryset.query.clear_ordering(force=True, clear_default=False)
+    queryset.query.add_ordering(*ordering)
+    if (
+        _shortcuts.enabled
+        and not scope.prefix
+        and all(_is_plain_field(item.term) for item in plan.items)
+    ):
+        fields = [item.term.field for item in plan.items]  # type: ignore[union-attr]
+        return CompiledSelect(_values_of_columns(queryset, scope.model, fields), columns)
     selected = [_selected(scope, item.term) for item in plan.items]
-    return CompiledSelect(queryset.order_by(*ordering).values_list(*selected), columns)
+    return CompiledSelect(queryset.values_list(*selected), columns)
+
+
+def _values_of_columns(queryset: QuerySet, model: type[Model], fields: list[str]) -> QuerySet:
+    """``queryset.values_list(*fields)`` for fields of the model's own table, with the columns
+    already resolved (``_base_col``): what ``Query.set_values`` does for plain field names on a
+    query without annotations, minus resolving each name again. Changes ``queryset`` (the
+    caller's own clone) in place. The SQL is the same (tests compare both)."""
+    query = queryset.query
+    if (
+        query.annotations
+        or query.extra
+        or query.group_by is not None
+        or len(set(fields)) < len(fields)
+    ):
+        return queryset.values_list(*fields)
+    clone = queryset
+    query.select_related = False
+    query.clear_deferred_loading()
+    query.clear_select_fields()
+    names = tuple(fields)
+    query.values_select = names
+    query.set_select([_base_col(model, name) for name in names])
+    query.selected = dict(zip(names, range(len(names)), strict=True))
+    clone._fields = names
+    clone._iterable_class = ValuesListIterable
+    return clone
 
 
 def _is_plain_field(term: v.Term) -> bool:
@@ -620,9 +782,9 @@ def select_by_ids(
     """RETURNING rows: tuples of (id, *columns) for the given ids, still scoped to the
     workspace; the caller puts them in the order of ``ids``."""
     scope = _Scope(resource, workspace, tag_rows=False, now=None)
-    queryset = base_queryset(resource, workspace, where=Q(In(F(scope.id_path()), ids))).values_list(
-        scope.id_path(), *(_selected(scope, column) for column in columns)
-    )
+    queryset = base_queryset(
+        resource, workspace, where=Q(In(scope.id_expression(), ids))
+    ).values_list(scope.id_path(), *(_selected(scope, column) for column in columns))
     return CompiledSelect(
         queryset, tuple(OutputColumn(c.name, c.type, _is_plain_field(c)) for c in columns)
     )

@@ -260,8 +260,8 @@ class _Grammar:
 
     def p_distinct(self, p: yacc.YaccProduction) -> None:
         """distinct : DISTINCT
-        | empty"""
-        p[0] = p[1] is not None
+        |"""
+        p[0] = len(p) == 2
 
     def p_select_list_star(self, p: yacc.YaccProduction) -> None:
         """select_list : TIMES"""
@@ -290,8 +290,8 @@ class _Grammar:
 
     def p_unnest(self, p: yacc.YaccProduction) -> None:
         """unnest : UNNEST IDENT AS IDENT
-        | empty"""
-        if len(p) == 2:
+        |"""
+        if len(p) == 1:
             p[0] = None
         else:
             column = ast.ColumnRef(p[2], p.slice[2].quoted, span=_tok_span(p, 2))
@@ -299,12 +299,12 @@ class _Grammar:
 
     def p_where(self, p: yacc.YaccProduction) -> None:
         """where : WHERE condition
-        | empty"""
+        |"""
         p[0] = p[2] if len(p) == 3 else None
 
     def p_group_by(self, p: yacc.YaccProduction) -> None:
         """group_by : GROUP BY group_items
-        | empty"""
+        |"""
         p[0] = tuple(p[3]) if len(p) == 4 else None
 
     def p_group_items(self, p: yacc.YaccProduction) -> None:
@@ -330,13 +330,13 @@ class _Grammar:
 
     def p_having(self, p: yacc.YaccProduction) -> None:
         """having : HAVING condition
-        | empty"""
+        |"""
         p[0] = p[2] if len(p) == 3 else None
 
     def p_order_by(self, p: yacc.YaccProduction) -> None:
         """order_by : ORDER BY order_items
-        | empty"""
-        if len(p) == 2:
+        |"""
+        if len(p) == 1:
             p[0] = None
             return
         items = p[3]
@@ -382,13 +382,13 @@ class _Grammar:
     def p_direction(self, p: yacc.YaccProduction) -> None:
         """direction : ASC
         | DESC
-        | empty"""
-        p[0] = None if p[1] is None else (p.slice[1].type == "DESC", p.slice[1].end)
+        |"""
+        p[0] = None if len(p) == 1 else (p.slice[1].type == "DESC", p.slice[1].end)
 
     def p_nulls_order(self, p: yacc.YaccProduction) -> None:
         """nulls_order : NULLS IDENT
-        | empty"""
-        if len(p) == 2:
+        |"""
+        if len(p) == 1:
             p[0] = None
         elif p[2] in ("first", "last"):
             p[0] = (p[2] == "first", p.slice[2].end)
@@ -404,8 +404,8 @@ class _Grammar:
         | OFFSET number
         | LIMIT number OFFSET number
         | OFFSET number LIMIT number
-        | empty"""
-        if len(p) == 2:
+        |"""
+        if len(p) == 1:
             p[0] = None
             return
         values: dict[str, int] = {}
@@ -452,8 +452,8 @@ class _Grammar:
     def p_returning(self, p: yacc.YaccProduction) -> None:
         """returning : RETURNING TIMES
         | RETURNING column_list
-        | empty"""
-        if len(p) == 2:
+        |"""
+        if len(p) == 1:
             p[0] = None
         elif p.slice[2].type == "TIMES":
             p[0] = (ast.Star(span=_tok_span(p, 2)),)
@@ -767,10 +767,6 @@ class _Grammar:
         else:
             p[1].append(p[3])
             p[0] = p[1]
-
-    def p_empty(self, p: yacc.YaccProduction) -> None:
-        """empty :"""
-        p[0] = None
 
     # Helpers ---------------------------------------------------------------------------------
 
