@@ -234,15 +234,25 @@ class _Rules:
         t.quoted = False
         return t
 
-    def t_COMPARISON(self, t: lex.LexToken) -> lex.LexToken:
-        r"<=|>=|<>|!=|=|<|>"
-        t.type = COMPARISONS[t.value]
-        return t
-
-    def t_PUNCTUATION(self, t: lex.LexToken) -> lex.LexToken:
-        r"[()\[\],;.*+\-]"
-        t.type = PUNCTUATION[t.value]
-        return t
+    # Operators and punctuation are plain string rules: PLY sets their type without a call.
+    # (PLY tries function rules first, then string rules longest regex first, so "<=" and "<>"
+    # are matched before "<".)
+    t_LE = r"<="
+    t_GE = r">="
+    t_NE = r"<>|!="
+    t_EQ = r"="
+    t_LT = r"<"
+    t_GT = r">"
+    t_LPAREN = r"\("
+    t_RPAREN = r"\)"
+    t_LBRACKET = r"\["
+    t_RBRACKET = r"\]"
+    t_COMMA = r","
+    t_SEMI = r";"
+    t_DOT = r"\."
+    t_TIMES = r"\*"
+    t_PLUS = r"\+"
+    t_MINUS = r"-"
 
     def t_error(self, t: lex.LexToken) -> lex.LexToken:
         problem, length = _problem_at(t.value)

@@ -12,6 +12,7 @@ lexer are built once per thread because PLY parsers keep their stacks on the ins
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from dataclasses import dataclass
@@ -140,27 +141,26 @@ class _Random:
 
 
 class _Feed:
-    """Hands one statement's tokens to PLY and keeps what ``p_error`` needs for its message."""
+    """Hands one statement's tokens to PLY and keeps what ``p_error`` needs for its message.
 
-    __slots__ = ("end_offset", "pos", "predicates", "tokens")
+    ``token`` (what PLY calls for the next token, None at the end) is ``next`` over the list,
+    called from C: the parser asks once per token."""
+
+    __slots__ = ("end_offset", "predicates", "token", "tokens")
 
     def __init__(self, tokens: list[lex.LexToken], end_offset: int) -> None:
         self.tokens = tokens
-        self.pos = 0
+        self.token = functools.partial(next, iter(tokens), None)
         self.end_offset = end_offset
         self.predicates = 0
 
-    def token(self) -> lex.LexToken | None:
-        if self.pos < len(self.tokens):
-            tok = self.tokens[self.pos]
-            self.pos += 1
-            return tok
-        self.pos = len(self.tokens) + 1
-        return None
-
-    def before(self, back: int) -> lex.LexToken | None:
-        """The token ``back`` places before the current lookahead (1 = the one just before it)."""
-        index = self.pos - 1 - back
+    def before(self, lookahead: lex.LexToken | None, back: int) -> lex.LexToken | None:
+        """The token ``back`` places before ``lookahead`` (1 = the one just before it); a None
+        lookahead is the end of the statement."""
+        if lookahead is None:
+            index = len(self.tokens) - back
+        else:
+            index = next(i for i, tok in enumerate(self.tokens) if tok is lookahead) - back
         return self.tokens[index] if 0 <= index < len(self.tokens) else None
 
 
@@ -525,23 +525,20 @@ class _Grammar:
         p[0] = p[1]
 
     def p_predicate_comparison(self, p: yacc.YaccProduction) -> None:
-        """predicate : expr comparison value"""
+        """predicate : expr EQ value
+        | expr NE value
+        | expr LT value
+        | expr LE value
+        | expr GT value
+        | expr GE value"""
         left = self._operand(p[1], "a condition")
         right = p[3]
         span = (left.span[0], right.span[1])
-        if p[2] == "=" and isinstance(right, ast.ArrayLit):
+        op = _COMPARISON_OPS[p.slice[2].type]
+        if op == "=" and isinstance(right, ast.ArrayLit):
             p[0] = ast.ArrayEquals(left, right, span=span)
         else:
-            p[0] = ast.Comparison(p[2], left, right, span=span)
-
-    def p_comparison(self, p: yacc.YaccProduction) -> None:
-        """comparison : EQ
-        | NE
-        | LT
-        | LE
-        | GT
-        | GE"""
-        p[0] = _COMPARISON_OPS[p.slice[1].type]
+            p[0] = ast.Comparison(op, left, right, span=span)
 
     def p_predicate_in(self, p: yacc.YaccProduction) -> None:
         """predicate : expr IN LPAREN value_list RPAREN
@@ -885,8 +882,8 @@ def _expected_text(expected: list[str]) -> str:
 
 
 def _syntax_error(tok: lex.LexToken | None, feed: _Feed, expected: list[str]) -> DslError:
-    prev = feed.before(1)
-    prev2 = feed.before(2)
+    prev = feed.before(tok, 1)
+    prev2 = feed.before(tok, 2)
     prev_type = prev.type if prev else None
     offset = feed.end_offset if tok is None else tok.lexpos
     where = "end of statement" if tok is None else _describe(tok)
