@@ -25,9 +25,10 @@ from django.core.exceptions import DisallowedHost
 from django.core.handlers.asgi import ASGIRequest
 from django.db import close_old_connections
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 from rest_framework.exceptions import Throttled
 from rest_framework.response import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -309,13 +310,66 @@ def select_workspace_description() -> str:
     )
 
 
+class _EnvelopeServer(MCPServer):
+    """The SDK's server, except that a call it refuses before the tool runs — arguments that do
+    not fit the tool's input schema, an unknown tool — is answered with the REST error envelope
+    (REQUEST_INVALID, ``isError``) like every other failure, instead of the SDK's bare text."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            if context is None:
+                raise
+            return _result(_refused_call(_call_request(context), name, exc))
+
+
+def _refused_call(request: ASGIRequest, name: str, exc: ToolError) -> dict[str, Any]:
+    tools = ", ".join(TOOL_NAMES)
+    cause = exc.__cause__
+    if not isinstance(cause, ValidationError):
+        if name not in TOOL_NAMES:
+            message = f"Unknown tool {name!r}. The tools are {tools}."
+            return error_body(request, "REQUEST_INVALID", message, details={"tool": name})
+        return error_body(request, "REQUEST_INVALID", str(exc), details={"tool": name})
+    # Field names and pydantic's messages only: the rejected values are the caller's data.
+    problems = [
+        {"field": ".".join(str(part) for part in error["loc"]), "message": error["msg"]}
+        for error in cause.errors()
+    ]
+    listed = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
+    return error_body(
+        request,
+        "REQUEST_INVALID",
+        f"Invalid arguments for tool {name}: {listed}.",
+        details={"tool": name, "fields": problems},
+        instructions=(
+            f"Call {name} again with arguments that match its input schema (tools/list shows "
+            "each argument's type); e.g. sql takes the statement text as a string."
+        ),
+    )
+
+
+TOOL_NAMES = (
+    "sql",
+    "sql_query",
+    "sql_execute",
+    "submit_review",
+    "list_workspaces",
+    "select_workspace",
+)
+
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
 
 
 def build_server() -> MCPServer:
-    server: MCPServer = MCPServer(
+    server: MCPServer = _EnvelopeServer(
         name=settings.SERVICE_NAME,
         version=settings.SERVICE_VERSION,
         instructions=SERVER_INSTRUCTIONS,

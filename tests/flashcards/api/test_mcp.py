@@ -18,6 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CallToolResult
 
+from dsl import mcp
 from dsl.models import QueryLog
 from dsl.resources import RESOURCES
 from flashcards import services
@@ -25,6 +26,7 @@ from flashcards.models import Card, ReviewEvent
 from tests.factories import make_card
 
 TOOLS = {"sql", "sql_query", "sql_execute", "submit_review", "list_workspaces", "select_workspace"}
+assert set(mcp.TOOL_NAMES) == TOOLS
 
 
 def run_client(
@@ -133,6 +135,44 @@ def test_a_bad_query_is_an_error_result_with_the_envelope(live_server_url, api_k
     assert body["error"]["details"]["reason"] == "unknown_resource"
     log = QueryLog.objects.get(request_id=body["requestId"])
     assert (log.surface, log.outcome) == ("mcp", "QUERY_INVALID_SQL")
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "field", "message"),
+    [
+        ("sql", {"sql": 123}, "sql", "valid string"),
+        ("sql", {}, "sql", "Field required"),
+        ("sql_query", {"sql": "SELECT * FROM cards", "workspace_id": 7}, "workspace_id", "string"),
+        (
+            "sql_execute",
+            {"sql": "DELETE FROM cards WHERE reps = 0", "dry_run": "maybe"},
+            "dry_run",
+            "boolean",
+        ),
+        ("submit_review", {"card_id": "x", "rating": [2]}, "rating", ""),
+        ("list_workspaces", {"limit": "many"}, "limit", "integer"),
+    ],
+)
+def test_arguments_that_miss_the_input_schema_get_the_envelope(
+    live_server_url, api_key, tool, arguments, field, message
+):
+    body = call(live_server_url, api_key.plaintext, tool, arguments)
+    assert body["ok"] is False
+    assert body["error"]["code"] == "REQUEST_INVALID"
+    fields = body["error"]["details"]["fields"]
+    assert field in {problem["field"].split(".")[0] for problem in fields}
+    assert message in body["error"]["message"]
+    assert body["error"]["message"].startswith(f"Invalid arguments for tool {tool}: ")
+    assert tool in body["instructions"]
+    assert not QueryLog.objects.exists()  # nothing ran
+
+
+def test_an_unknown_tool_gets_the_envelope(live_server_url, api_key):
+    body = call(live_server_url, api_key.plaintext, "run_sql", {"sql": "SHOW TABLES"})
+    assert body["ok"] is False
+    assert body["error"]["code"] == "REQUEST_INVALID"
+    assert "sql_query" in body["error"]["message"]
+    assert body["error"]["details"] == {"tool": "run_sql"}
 
 
 def test_the_read_tool_refuses_writes(live_server_url, api_key):
