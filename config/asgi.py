@@ -16,6 +16,11 @@ django_application = get_asgi_application()
 from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
 
 from dsl.mcp import MCP_PATH, build_app  # noqa: E402  (needs Django set up first)
+from flashcards.api.body_limit import limit_api_bodies  # noqa: E402
+
+# Django's ASGI handler receives a request's whole body before any middleware runs; this wrapper
+# stops receiving API bodies past the 256 KiB limit, so RequestIdMiddleware's 413 comes early.
+django_api_application = limit_api_bodies(django_application)
 
 
 def make_application() -> ASGIApp:
@@ -29,7 +34,7 @@ def make_application() -> ASGIApp:
         ):
             await mcp_app(scope, receive, send)
             return
-        await django_application(scope, receive, send)
+        await django_api_application(scope, receive, send)
 
     return application
 

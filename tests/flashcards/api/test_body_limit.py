@@ -256,3 +256,86 @@ def test_chunked_bodies_over_http(live_server_url, api_key, workspace):
     assert status == 413, body
     assert body["error"]["code"] == "REQUEST_TOO_LARGE"
     assert body["error"]["details"] == {"limitBytes": MAX_BODY_BYTES, "receivedBytes": None}
+
+
+# The rest of an oversized upload is never received (config.asgi, flashcards.api.body_limit) ----
+
+
+def raw_exchange(base_url: str, head: bytes, body_parts: list[bytes]) -> tuple[int, dict]:
+    """Send a request head and only ``body_parts`` of its body over a socket, then read the
+    response without sending more. A server that waits for the whole declared or chunked body
+    never answers, and the socket times out."""
+    import socket
+
+    parts = urlsplit(base_url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(head)
+        for part in body_parts:
+            sock.sendall(part)
+        received = b""
+        while b"\r\n\r\n" not in received:
+            chunk = sock.recv(65536)
+            assert chunk, "the server closed the connection without a response"
+            received += chunk
+        header_block, _, rest = received.partition(b"\r\n\r\n")
+        lines = header_block.decode("latin1").split("\r\n")
+        status = int(lines[0].split()[1])
+        headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+        if "content-length" in headers:
+            length = int(headers["content-length"])
+            while len(rest) < length:
+                rest += sock.recv(65536)
+            return status, json.loads(rest[:length])
+        assert headers.get("transfer-encoding") == "chunked", headers
+        while not rest.endswith(b"0\r\n\r\n"):
+            rest += sock.recv(65536)
+        content = b""
+        while True:
+            size_line, _, rest = rest.partition(b"\r\n")
+            size = int(size_line, 16)
+            if size == 0:
+                return status, json.loads(content)
+            content, rest = content + rest[:size], rest[size + 2 :]
+
+
+def request_head(key: str, extra: str) -> bytes:
+    return (
+        f"POST {SQL_URL} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ApiKey {key}\r\n"
+        f"Content-Type: application/json\r\n{extra}\r\n"
+    ).encode()
+
+
+@pytest.mark.slow
+def test_a_declared_huge_body_is_refused_before_it_is_sent(live_server_url, api_key):
+    declared = 1024**3  # 1 GiB announced, 1 KiB sent
+    head = request_head(api_key.plaintext, f"Content-Length: {declared}\r\n")
+    status, body = raw_exchange(live_server_url, head, [b'{"sql": "' + b"x" * 1024])
+    assert status == 413, body
+    assert body["error"]["code"] == "REQUEST_TOO_LARGE"
+    assert body["error"]["details"] == {"limitBytes": MAX_BODY_BYTES, "receivedBytes": declared}
+
+
+@pytest.mark.slow
+def test_a_chunked_upload_is_refused_once_past_the_limit(live_server_url, api_key):
+    head = request_head(api_key.plaintext, "Transfer-Encoding: chunked\r\n")
+    chunk = b"x" * (64 * 1024)
+    framed = b"%x\r\n%s\r\n" % (len(chunk), chunk)
+    # 320 KiB sent and the upload left open (no final 0-length chunk).
+    status, body = raw_exchange(live_server_url, head, [framed] * 5)
+    assert status == 413, body
+    assert body["error"]["details"] == {"limitBytes": MAX_BODY_BYTES, "receivedBytes": None}
+
+
+@pytest.mark.slow
+def test_bodies_within_the_limit_still_arrive_whole_over_http(live_server_url, api_key):
+    """A body of exactly 256 KiB reaches the view whole, declared or chunked: its sql is read to
+    the end and refused for its own length (a SQL error, not REQUEST_TOO_LARGE)."""
+    payload = payload_of_exactly(MAX_BODY_BYTES)
+    head = request_head(api_key.plaintext, f"Content-Length: {len(payload)}\r\n")
+    declared_status, declared = raw_exchange(live_server_url, head, [payload])
+    chunked_status, chunked = post_chunked(
+        live_server_url, api_key.plaintext, SQL_URL, split(payload, 64 * 1024)
+    )
+    for status, body in ((declared_status, declared), (chunked_status, chunked)):
+        assert status == 400, body
+        assert body["error"]["details"]["reason"] == "too_long", body
