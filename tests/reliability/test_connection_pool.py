@@ -5,6 +5,7 @@ pooled sessions."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -51,14 +53,15 @@ def _server_connections() -> list[tuple[str, str]]:
         return cursor.fetchall()
 
 
-@pytest.fixture
-def pooled_server() -> str:
+@contextlib.contextmanager
+def _serve(pool_size: int, pool_timeout: float = 10) -> Iterator[str]:
     port = _free_port()
     env = {
         **os.environ,
         "DATABASE_URL": _database_url(),
-        "DB_POOL_MAX_SIZE": str(POOL_SIZE),
+        "DB_POOL_MAX_SIZE": str(pool_size),
         "DB_POOL_MIN_SIZE": "1",
+        "DB_POOL_TIMEOUT": str(pool_timeout),
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DJANGO_ALLOW_INSECURE_KEY": "1",
         "DEBUG": "0",
@@ -85,6 +88,12 @@ def pooled_server() -> str:
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+@pytest.fixture
+def pooled_server() -> Iterator[str]:
+    with _serve(POOL_SIZE) as url:
+        yield url
 
 
 def _post(url: str, key: str, sql: str) -> tuple[int, dict]:
@@ -122,3 +131,49 @@ def test_concurrent_requests_share_at_most_the_pools_connections(pooled_server, 
     assert all(state == "idle" for state, _ in sessions), sessions
     status, body = _post(pooled_server, key, "SELECT COUNT(*) AS n FROM cards")
     assert (status, body["data"]["rows"]) == (200, [{"n": 11}])
+
+
+def test_a_request_that_waits_too_long_for_a_pooled_connection_gets_503(user, workspace):
+    """With every pooled connection busy for longer than DB_POOL_TIMEOUT, the next request is the
+    503 SERVICE_UNAVAILABLE envelope with Retry-After (psycopg-pool's PoolTimeout is an
+    OperationalError), not a 500; once the connection is free again, requests succeed."""
+    make_cards(workspace, 2)
+    _, key = services.create_api_key(user, "pool", workspace=workspace)
+    with _serve(pool_size=1, pool_timeout=1) as url:
+        assert _post(url, key, "SELECT COUNT(*) AS n FROM cards")[0] == 200
+        with connection.cursor() as cursor, ThreadPoolExecutor(max_workers=1) as threads:
+            # The one pooled connection blocks on a lock held here, inside its read.
+            cursor.execute("BEGIN")
+            cursor.execute("LOCK TABLE flashcards_card IN ACCESS EXCLUSIVE MODE")
+            try:
+                blocked = threads.submit(_post, url, key, "SELECT COUNT(*) AS n FROM cards")
+                deadline = time.monotonic() + 10
+                while not any("COUNT" in query for _, query in _server_connections()):
+                    assert time.monotonic() < deadline, "the read never reached the database"
+                    time.sleep(0.05)
+                started = time.monotonic()
+                status, headers, body = _post_with_headers(url, key, "SHOW TABLES")
+                waited = time.monotonic() - started
+            finally:
+                cursor.execute("ROLLBACK")
+            assert blocked.result(timeout=30)[0] == 200
+        assert status == 503, body
+        assert body["error"]["code"] == "SERVICE_UNAVAILABLE"
+        assert body["ok"] is False and body["requestId"] == headers["X-Request-Id"]
+        assert int(headers["Retry-After"]) > 0
+        assert 0.9 <= waited < 8, waited
+        status, body = _post(url, key, "SELECT COUNT(*) AS n FROM cards")
+        assert (status, body["data"]["rows"]) == (200, [{"n": 2}])
+
+
+def _post_with_headers(url: str, key: str, sql: str) -> tuple[int, dict, dict]:
+    request = urllib.request.Request(
+        f"{url}/v1/agent/sql",
+        data=json.dumps({"sql": sql}).encode(),
+        headers={"Authorization": f"ApiKey {key}", "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers), json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), json.loads(error.read())
