@@ -90,8 +90,8 @@ def orm_paged(ws: Workspace) -> tuple[list[Row], bool]:
     return _page(_rows([key for key, _ in CARD_COLUMNS], tuples))
 
 
-def orm_match(ws: Workspace) -> tuple[list[Row], bool]:
-    word = "photosynthesis"
+def orm_match(ws: Workspace, word: str = "photosynthesis") -> tuple[list[Row], bool]:
+    """MATCH as a Django developer writes it: icontains on both texts or a tag EXISTS."""
     matches = (
         Q(front_text__icontains=word)
         | Q(back_text__icontains=word)
@@ -255,16 +255,26 @@ def raw_paged(db: RawDb, ws: Workspace) -> tuple[list[Row], bool]:
     return _page(_raw_rows([key for key, _ in CARD_COLUMNS], rows))
 
 
-def raw_match(db: RawDb, ws: Workspace) -> tuple[list[Row], bool]:
-    like = "ILIKE" if db.vendor == "postgresql" else "LIKE"
+def raw_match(db: RawDb, ws: Workspace, word: str = "photosynthesis") -> tuple[list[Row], bool]:
+    """The best hand-written MATCH: the workspace's tags containing the word found once, and each
+    scanned card's own tag rows checked against them — on PostgreSQL per row (OFFSET 0) over an
+    id array, as the dialect compiles it (dsl.backends.PerRowExists): the plain correlated EXISTS
+    lets PostgreSQL hash every card of every workspace with such a tag."""
+    pattern = f"%{word}%"
+    if db.vendor == "postgresql":
+        like, tag_ids, fence = "ILIKE", "ct.tag_id = ANY(ARRAY(", "))"
+        per_row = " OFFSET 0"
+    else:
+        like, tag_ids, fence, per_row = "LIKE", "ct.tag_id IN (", ")", ""
+    tags = "SELECT t.id FROM flashcards_tag t WHERE t.workspace_id = %s AND t.key LIKE %s"
     rows = db.fetch(
         "SELECT c.id, c.front_text, c.back_text FROM flashcards_card c "
         "WHERE c.workspace_id = %s AND c.deleted_at IS NULL "
-        f"AND (c.front_text {like} %s OR c.back_text {like} %s OR EXISTS ("
-        "SELECT 1 FROM flashcards_cardtag ct JOIN flashcards_tag t ON t.id = ct.tag_id "
-        "WHERE ct.card_id = c.id AND t.key LIKE %s)) "
+        f"AND (c.front_text {like} %s OR c.back_text {like} %s OR (EXISTS ({tags}) AND EXISTS ("
+        f"SELECT 1 FROM flashcards_cardtag ct WHERE ct.card_id = c.id AND {tag_ids}{tags}{fence}"
+        f"{per_row}))) "
         "ORDER BY c.created_at DESC, c.id LIMIT 21",
-        [db.uuid(ws.pk), "%photosynthesis%", "%photosynthesis%", "%photosynthesis%"],
+        [db.uuid(ws.pk), pattern, pattern, db.uuid(ws.pk), pattern, db.uuid(ws.pk), pattern],
     )
     return _page(_raw_rows(("card_id", "front_text", "back_text"), rows))
 

@@ -51,7 +51,7 @@ from flashcards.models import Card, Workspace  # noqa: E402
 
 DOCS = {"discoveryUrl": "http://testserver/v1/", "grammarUrl": "http://testserver/v1/agent/grammar"}
 METHODS = ("executor", "run_sql", "http", "orm", "raw")
-PAGED_READS = ("paged_select", "match_search", "due_cards")
+PAGED_READS = ("paged_select", "match_search", "match_tag_word", "due_cards")
 
 
 @dataclass
@@ -143,6 +143,15 @@ CASES = (
         ),
         lambda ctx: hw.orm_match(ctx.ws),
         lambda ctx: hw.raw_match(ctx.raw, ctx.ws),
+    ),
+    Case(
+        "match_tag_word",
+        "read",
+        lambda ctx: (
+            "SELECT card_id, front_text, back_text FROM cards WHERE MATCH('english') LIMIT 20"
+        ),
+        lambda ctx: hw.orm_match(ctx.ws, "english"),
+        lambda ctx: hw.raw_match(ctx.raw, ctx.ws, "english"),
     ),
     Case(
         "due_cards",

@@ -72,7 +72,7 @@ from dsl.resources import (
     Column,
     Resource,
 )
-from flashcards.models import Card, CardTag, Deck, DeckTag, ReviewEvent, Workspace
+from flashcards.models import Card, CardTag, Deck, DeckTag, ReviewEvent, Tag, Workspace
 
 MODELS: dict[str, type[Model]] = {
     "workspace": Workspace,
@@ -572,12 +572,24 @@ def _text_match(scope: _Scope, condition: v.TextMatch) -> Q:
     parts = []
     for column in condition.columns:
         if column.is_array:
-            rows, _ = _tag_rows(scope, tag_key__contains=fold_tag(condition.text))
-            parts.append(Q(Exists(rows)))
+            parts.append(_tag_text_match(scope, fold_tag(condition.text)))
         else:
             pattern = backends.substring_pattern(condition.text)
             parts.append(Q(backends.like(scope.field(column), pattern, case_insensitive=True)))
     return reduce(operator.or_, parts)
+
+
+def _tag_text_match(scope: _Scope, text: str) -> Q:
+    """The row has a tag whose key contains ``text``: the workspace's tags containing it are
+    found once (a handful of rows, never another workspace's), and each row the scan reads is
+    checked against that set through the index of its own tag rows — so MATCH's cost follows the
+    rows it reads, whether the text is a common tag or none, and never the size of other
+    workspaces (backends.PerRowExists). The first EXISTS skips the per-row check altogether when
+    no tag contains the text."""
+    tags = Tag.objects.filter(workspace_id=scope.workspace.pk, key__contains=text)
+    rows, _ = _tag_rows(scope)
+    rows = rows.filter(backends.InSubqueryOnce(F("tag"), tags.values("pk")))
+    return Q(Exists(tags)) & Q(backends.PerRowExists(rows))
 
 
 # Ordering --------------------------------------------------------------------------------------
