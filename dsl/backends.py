@@ -4,7 +4,8 @@ The compiler asks this module for expressions and lookups whose meaning is the s
 databases (dsl.md §6); nothing else in ``dsl`` looks at ``connection.vendor``:
 
 - LIKE is case-sensitive and ILIKE case-insensitive on both (SQLite's LIKE folds ASCII case, so
-  LIKE becomes GLOB there, and ILIKE a GLOB over Python-lowered text). Patterns follow
+  LIKE becomes GLOB there, and ILIKE SQLite's LIKE on ASCII text and a GLOB over Python-lowered
+  text otherwise). Patterns follow
   PostgreSQL: ``%`` any run, ``_`` one character, a backslash makes the next character literal.
 - LOWER / UPPER and the case-insensitive string order fold all of Unicode on both (SQLite's own
   functions fold ASCII only).
@@ -139,11 +140,20 @@ class CaseInsensitiveLike(_PatternMatch):
     operator = "ILIKE"
 
     def as_sqlite(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
-        # SQLite's LIKE folds ASCII only: lower both sides in Python and match with the
-        # case-sensitive GLOB, so 'É' matches 'é' as with PostgreSQL's ILIKE.
+        """SQLite's LIKE folds ASCII case only. Text with a non-ASCII character is lowered in
+        Python (``dsl_lower``) and matched against the lowered pattern with the case-sensitive
+        GLOB, so 'É' matches 'é' as with PostgreSQL's ILIKE. ASCII text (as many characters as
+        bytes) gets the same answer from SQLite's own LIKE against the lowered pattern, without
+        a call into Python for every row: lowering ASCII text changes only A-Z, which LIKE
+        already ignores, and keeps every character in place."""
         lhs_sql, params = self.process_lhs(compiler, connection)
         parts = [part.lower() if isinstance(part, str) else part for part in self.parts]
-        return f"{SQLITE_LOWER}({lhs_sql}) GLOB %s", [*params, _render_glob(parts)]
+        sql = (
+            f"CASE WHEN length(CAST({lhs_sql} AS BLOB)) = length({lhs_sql}) "
+            f"THEN {lhs_sql} LIKE %s ESCAPE '\\' "
+            f"ELSE {SQLITE_LOWER}({lhs_sql}) GLOB %s END"
+        )
+        return sql, [*params, *params, *params, _render_like(parts), *params, _render_glob(parts)]
 
 
 def like(expr: Expression | F, pattern: str, *, case_insensitive: bool) -> Lookup:
