@@ -47,6 +47,7 @@ from flashcards.api.envelope import (
 )
 from flashcards.api.middleware import MAX_BODY_BYTES
 from flashcards.api.throttling import consume, retry_after_seconds
+from flashcards.api.views_discovery import MCP_TOOL_NAMES
 from flashcards.api.workspace import request_workspace
 from flashcards.services import InvalidApiKey, authenticate_api_key
 
@@ -354,14 +355,7 @@ def _refused_call(request: ASGIRequest, name: str, exc: ToolError) -> dict[str, 
     )
 
 
-TOOL_NAMES = (
-    "sql",
-    "sql_query",
-    "sql_execute",
-    "submit_review",
-    "list_workspaces",
-    "select_workspace",
-)
+TOOL_NAMES = MCP_TOOL_NAMES  # also listed by the discovery document
 
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False

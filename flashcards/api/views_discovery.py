@@ -15,6 +15,16 @@ from rest_framework.views import APIView
 from flashcards.api import schemas
 from flashcards.api.envelope import success
 
+# The MCP server's tools (dsl.mcp registers exactly these; tests check both lists agree).
+MCP_TOOL_NAMES = (
+    "sql",
+    "sql_query",
+    "sql_execute",
+    "submit_review",
+    "list_workspaces",
+    "select_workspace",
+)
+
 MCP_PATH = "/mcp"
 
 INSTRUCTIONS = (
@@ -165,14 +175,7 @@ def discovery_document(request: Request) -> dict[str, Any]:
             "url": mcp_url,
             "transport": "streamable-http (stateless, JSON responses)",
             "authentication": "Authorization: Bearer fca_…",
-            "tools": [
-                "sql",
-                "sql_query",
-                "sql_execute",
-                "submit_review",
-                "list_workspaces",
-                "select_workspace",
-            ],
+            "tools": list(MCP_TOOL_NAMES),
         },
         "grammarUrl": routes["grammar"]["url"],
         "openapiUrl": routes["openapi"]["url"],

@@ -97,16 +97,8 @@ def pooled_server() -> Iterator[str]:
 
 
 def _post(url: str, key: str, sql: str) -> tuple[int, dict]:
-    request = urllib.request.Request(
-        f"{url}/v1/agent/sql",
-        data=json.dumps({"sql": sql}).encode(),
-        headers={"Authorization": f"ApiKey {key}", "Content-Type": "application/json"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
+    status, _, body = _post_with_headers(url, key, sql)
+    return status, body
 
 
 def test_concurrent_requests_share_at_most_the_pools_connections(pooled_server, user, workspace):
