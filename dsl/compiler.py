@@ -681,7 +681,6 @@ def _values_of_columns(queryset: QuerySet, model: type[Model], fields: list[str]
         or len(set(fields)) < len(fields)
     ):
         return queryset.values_list(*fields)
-    clone = queryset
     query.select_related = False
     query.clear_deferred_loading()
     query.clear_select_fields()
@@ -689,9 +688,9 @@ def _values_of_columns(queryset: QuerySet, model: type[Model], fields: list[str]
     query.values_select = names
     query.set_select([_base_col(model, name) for name in names])
     query.selected = dict(zip(names, range(len(names)), strict=True))
-    clone._fields = names
-    clone._iterable_class = ValuesListIterable
-    return clone
+    queryset._fields = names
+    queryset._iterable_class = ValuesListIterable
+    return queryset
 
 
 def _is_plain_field(term: v.Term) -> bool:
