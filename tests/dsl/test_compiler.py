@@ -417,3 +417,25 @@ def test_match_on_a_common_tag_word_reads_no_other_workspace(workspace, other_wo
         explained = "\n".join(row[0] for row in cursor.fetchall())
     assert "hashed SubPlan" not in explained, explained
     assert {row[0] for row in queryset} == {card.id for card in mine}
+
+
+@pytest.mark.parametrize(
+    ("needle", "expected"),
+    [
+        ("50%", ["sale"]),  # % and _ are literal in MATCH
+        ("0%_o", ["sale"]),
+        ("5000", ["number"]),
+        ("ÉTÉ", ["summer"]),  # tags match case-insensitively, all of Unicode
+        ("été", ["summer"]),
+        ("back\\slash", ["slash"]),
+        ("nowhere", []),
+    ],
+)
+def test_match_finds_tags_by_literal_substring(workspace, other_workspace, needle, expected):
+    make_card(workspace, front_text="sale", back_text="-", tags=["50%_off"])
+    make_card(workspace, front_text="number", back_text="-", tags=["5000"])
+    make_card(workspace, front_text="summer", back_text="-", tags=["Été"])
+    make_card(workspace, front_text="slash", back_text="-", tags=["back\\slash"])
+    make_card(other_workspace, front_text="foreign", back_text="-", tags=["50%_off", "Été"])
+    statement = f"SELECT front_text FROM cards WHERE MATCH('{needle}') ORDER BY front_text"
+    assert column(workspace, statement, "front_text") == expected
