@@ -100,13 +100,22 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django requires it with a pool
 
+# SQLite reads the database file through a memory map of up to this many bytes (0 turns it off):
+# each connection — one per request under uvicorn — reads pages straight from the operating
+# system's cache instead of copying them into its own 2 MB page cache with a system call each.
+# MATCH at 100k cards: 3.3 -> 1.3 ms (docs/benchmarks.md). SQLite's own build caps it at ~2 GB.
+SQLITE_MMAP_SIZE = int(os.environ.get("SQLITE_MMAP_SIZE", str(2**31 - 2**16)))
+
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers proceed while one writer commits; IMMEDIATE takes the write lock at BEGIN
     # so two writers queue instead of failing with "database is locked" mid-transaction.
     DATABASES["default"]["OPTIONS"] = {
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "init_command": (
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+            f"PRAGMA mmap_size={SQLITE_MMAP_SIZE};"
+        ),
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SQLITE_TEST_NAME") or None}
