@@ -3,13 +3,15 @@
 Django's ASGI handler receives a request's whole body (in memory up to 2.5 MB, then in a
 temporary file) before it builds the request and runs any middleware, so ``RequestIdMiddleware``
 alone would answer a 2 GB upload with its 413 only after receiving all of it. ``limit_api_bodies``
-wraps the Django application and, for the requests that middleware holds to the limit (paths
-under ``/v1/``, methods with a body), hands Django at most one byte past the limit:
+wraps the Django application and, for every request under ``/v1/`` (whatever its method: a
+GET's body is never read by a view, but the handler would receive it all the same), hands Django
+at most one byte past the limit:
 
 - a declared ``Content-Length`` over the limit: none of the body is received; Django sees an empty
   body and the middleware refuses the request by its declared size;
 - a body without ``Content-Length`` (chunked): received until it passes the limit, then cut there;
-  the middleware reads past the limit and refuses it.
+  the middleware reads past the limit and refuses it (for POST, PUT, PATCH and DELETE; other
+  methods' bodies are not read, so the route answers as usual).
 
 Either way the envelope, the request id and the query log entry are the middleware's, exactly as
 without this wrapper; only the rest of an oversized upload is never received. Everything else
@@ -20,16 +22,12 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from flashcards.api.middleware import API_PREFIX, BODY_METHODS, MAX_BODY_BYTES
+from flashcards.api.middleware import API_PREFIX, MAX_BODY_BYTES
 
 
 def limit_api_bodies(app: ASGIApp, limit: int = MAX_BODY_BYTES) -> ASGIApp:
     async def limited(scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] != "http"
-            or scope["method"] not in BODY_METHODS
-            or not scope["path"].startswith(API_PREFIX)
-        ):
+        if scope["type"] != "http" or not scope["path"].startswith(API_PREFIX):
             await app(scope, receive, send)
             return
         declared = _declared_length(scope)

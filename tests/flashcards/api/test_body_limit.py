@@ -298,9 +298,9 @@ def raw_exchange(base_url: str, head: bytes, body_parts: list[bytes]) -> tuple[i
             content, rest = content + rest[:size], rest[size + 2 :]
 
 
-def request_head(key: str, extra: str) -> bytes:
+def request_head(key: str, extra: str, method: str = "POST", path: str = SQL_URL) -> bytes:
     return (
-        f"POST {SQL_URL} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ApiKey {key}\r\n"
+        f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ApiKey {key}\r\n"
         f"Content-Type: application/json\r\n{extra}\r\n"
     ).encode()
 
@@ -339,3 +339,22 @@ def test_bodies_within_the_limit_still_arrive_whole_over_http(live_server_url, a
     for status, body in ((declared_status, declared), (chunked_status, chunked)):
         assert status == 400, body
         assert body["error"]["details"]["reason"] == "too_long", body
+
+
+@pytest.mark.slow
+def test_a_get_with_a_huge_body_is_answered_without_receiving_it(live_server_url, api_key):
+    """A GET's body is never read by a view, but Django's ASGI handler would still receive all of
+    it before answering: a declared oversize is the 413 at once, an open chunked upload is cut
+    at the limit and the route answers as usual."""
+    declared = 1024**3
+    head = request_head(api_key.plaintext, f"Content-Length: {declared}\r\n", "GET", "/v1/")
+    status, body = raw_exchange(live_server_url, head, [b"x" * 1024])
+    assert status == 413, body
+    assert body["error"]["details"] == {"limitBytes": MAX_BODY_BYTES, "receivedBytes": declared}
+
+    head = request_head(api_key.plaintext, "Transfer-Encoding: chunked\r\n", "GET", "/v1/")
+    chunk = b"x" * (64 * 1024)
+    framed = b"%x\r\n%s\r\n" % (len(chunk), chunk)
+    status, body = raw_exchange(live_server_url, head, [framed] * 5)
+    assert status == 200, body
+    assert body["ok"] is True
