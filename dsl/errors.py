@@ -55,6 +55,8 @@ class DslError(Exception):
         self.offset = offset
         self.suggestions = list(suggestions)
         self.statement_index = statement_index
+        # The whole sql corrected so that it validates, when dsl.diagnostics found such a fix.
+        self.corrected_sql: str | None = None
 
     @property
     def message(self) -> str:
@@ -82,6 +84,8 @@ class DslError(Exception):
             details["statementIndex"] = self.statement_index
         details["hint"] = self.hint
         details["suggestions"] = list(self.suggestions)
+        if self.corrected_sql is not None:
+            details["correctedSql"] = self.corrected_sql
         return details
 
 
@@ -96,9 +100,11 @@ def position_of(sql: str, offset: int) -> dict[str, int]:
     }
 
 
-def closest_names(name: str, candidates: Iterable[str], limit: int = 3) -> list[str]:
-    """The visible names closest to a misspelt ``name``, best first (difflib ratio ≥ 0.6)."""
-    return difflib.get_close_matches(name, list(candidates), n=limit, cutoff=0.6)
+def closest_names(
+    name: str, candidates: Iterable[str], limit: int = 3, cutoff: float = 0.6
+) -> list[str]:
+    """The visible names closest to a misspelt ``name``, best first (difflib ratio ≥ cutoff)."""
+    return difflib.get_close_matches(name, list(candidates), n=limit, cutoff=cutoff)
 
 
 def did_you_mean(suggestions: list[str]) -> str:

@@ -31,6 +31,7 @@ from django.db import (
 
 from dsl import ast, backends, compiler
 from dsl import validator as v
+from dsl import diagnostics
 from dsl.errors import QUERY_RESULT_TOO_LARGE, DslError
 from dsl.parser import Limits, parse_batch
 from dsl.querylog import ExecutionStats, envelope_size
@@ -572,10 +573,16 @@ def prepare(
         _record(stats, cached[0])
         _check_endpoint(cached[0], mode)
         return cached
-    batch = parse_batch(sql, limits)
+    try:
+        batch = parse_batch(sql, limits)
+    except DslError as error:
+        raise diagnostics.teach(error, sql, limits) from None
     _record(stats, batch)
     _check_endpoint(batch, mode)
-    prepared = (batch, v.validate_batch(batch, limits))
+    try:
+        prepared = (batch, v.validate_batch(batch, limits))
+    except DslError as error:
+        raise diagnostics.teach(error, sql, limits) from None
     _prepared.put(key, prepared)
     return prepared
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from ply import lex, yacc
 
-from dsl import ast
+from dsl import ast, habits
 from dsl.errors import DslError, closest_names, did_you_mean
 from dsl.lexer import KEYWORDS, TOKENS, LexProblem, tokenize
 
@@ -847,7 +847,8 @@ def _misplaced_call(call: _Call) -> tuple[str, str]:
 
 def _unknown_function(tok: lex.LexToken) -> DslError:
     name = tok.value
-    suggestions = [s.upper() for s in closest_names(name, sorted(FUNCTIONS))]
+    # Only near-misspellings: a looser match crosses kinds (getdate is not DATE, rank not RANDOM).
+    suggestions = [s.upper() for s in closest_names(name, sorted(FUNCTIONS), cutoff=0.8)]
     return DslError(
         f"Function {name}() is not supported.{did_you_mean(suggestions)}",
         reason="unsupported_syntax",
@@ -879,6 +880,38 @@ def _expected_text(expected: list[str]) -> str:
     if len(names) == 1:
         return f" Expected {names[0]}."
     return f" Expected {', '.join(names[:-1])} or {names[-1]}."
+
+
+_CLAUSE_NAMES = {"GROUP": "GROUP BY", "ORDER": "ORDER BY"}
+_VALUE_TOKENS = frozenset(
+    {"STRING", "NUMBER", "TRUE", "FALSE", "NULL", "CURRENT_TIMESTAMP", "ARRAY", "LBRACKET", "MINUS",
+     "PLUS"}
+)  # fmt: skip
+_OPERATOR_TOKENS = frozenset(
+    {"EQ", "NE", "LT", "LE", "GT", "GE", "IN", "BETWEEN", "IS", "LIKE", "ILIKE", "OVERLAP",
+     "CONTAINS"}
+)  # fmt: skip
+
+
+def _expected_hint(expected: list[str]) -> str:
+    """What the grammar accepts at the point of failure, for a hint (dsl.md §9.1: when nothing
+    specific is known, say what is allowed there rather than show a fixed example)."""
+    names: list[str] = []
+    kinds = set(expected) - {"error"}
+    if kinds & _VALUE_TOKENS:
+        names.append("a value ('text', 3, TRUE, NULL, NOW())")
+    if kinds & _OPERATOR_TOKENS:
+        shown = [_TOKEN_NAMES.get(k, k).strip("'") for k in sorted(kinds & _OPERATOR_TOKENS)]
+        names.append(f"an operator ({', '.join(shown)})")
+    for kind in sorted(kinds - _VALUE_TOKENS - _OPERATOR_TOKENS):
+        if kind in KEYWORDS.values():
+            names.append(_CLAUSE_NAMES.get(kind, kind))
+        else:
+            names.append(_TOKEN_NAMES.get(kind, kind))
+    if not names:
+        return "Check the statement against the grammar page (docs.grammarUrl)."
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return f"At this point the grammar accepts {listed}."
 
 
 def _syntax_error(tok: lex.LexToken | None, feed: _Feed, expected: list[str]) -> DslError:
@@ -1041,10 +1074,13 @@ def _syntax_error(tok: lex.LexToken | None, feed: _Feed, expected: list[str]) ->
             offset,
             "Apply one function to a column, e.g. COUNT(DISTINCT tag) or LOWER(front_text).",
         )
+    hint = _expected_hint(expected)
     if tok is None:
         after = f" after {_describe(prev)}" if prev is not None else ""
-        return _error(f"Unexpected end of statement{after}.{expected_text}", offset=offset)
-    return _error(f"Unexpected {where}.{expected_text}", offset=offset)
+        return _error(
+            f"Unexpected end of statement{after}.{expected_text}", offset=offset, hint=hint
+        )
+    return _error(f"Unexpected {where}.{expected_text}", offset=offset, hint=hint)
 
 
 # Statement pre-checks ---------------------------------------------------------------------------
@@ -1153,6 +1189,15 @@ def _check_tokens(tokens: list[lex.LexToken], limits: Limits) -> None:
                     offset=tok.lexpos,
                     hint="Write e.g. SELECT * FROM cards.",
                     suggestions=["FROM"],
+                )
+        for tok in tokens:
+            resource = habits.resource_for(tok.value) if tok.type == "IDENT" else None
+            if resource is not None and not tok.quoted:
+                raise _error(
+                    f"SELECT needs FROM before the resource: found '{tok.value}' without it.",
+                    offset=tok.lexpos,
+                    hint=f"Write FROM {resource}, e.g. SELECT * FROM {resource}.",
+                    suggestions=[f"FROM {resource}"],
                 )
         raise _unsupported(
             "SELECT without FROM is not supported.",

@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
-from dsl import ast
+from dsl import ast, habits
 from dsl.errors import DslError, closest_names, did_you_mean
 from dsl.parser import DEFAULT_LIMITS, Limits
 from dsl.resources import (
@@ -327,16 +327,6 @@ _EXAMPLES = {
     STRING_ARRAY: "('tag1', 'tag2')",
 }
 _INT64 = 2**63 - 1
-_RESOURCE_SYNONYMS = {
-    "card": "cards",
-    "deck": "decks",
-    "review": "review_events",
-    "reviews": "review_events",
-    "review_event": "review_events",
-    "review_log": "review_events",
-    "workspaces": "workspace",
-    "settings": "workspace",
-}
 
 
 def _fail(
@@ -531,6 +521,17 @@ def _convert_scalar(info: _TermInfo, node: ast.Value, *, check_enum: bool = True
         return node.value
     if kind == INTEGER:
         if not isinstance(node, ast.NumberLit):
+            words = habits.VALUE_SYNONYMS.get(info.name, {})
+            if isinstance(node, ast.StringLit) and node.value.lower() in words:
+                number = words[node.value.lower()]
+                raise _fail(
+                    f"'{node.value}' does not fit {info.name}, which is an integer "
+                    f"({', '.join(f'{n} {w}' for w, n in words.items())}).",
+                    "type_mismatch",
+                    node,
+                    f"Write {info.name} = {number}, or compare the word: review_grade = "
+                    f"'{node.value.lower()}'.",
+                )
             raise _mismatch(info, node)
         value = node.value
         if value.copy_abs() > _INT64:
@@ -571,6 +572,33 @@ def _convert_scalar(info: _TermInfo, node: ast.Value, *, check_enum: bool = True
                 return moment
         raise _mismatch(info, node)
     raise _mismatch(info, node)
+
+
+def _check_nullable(term: Term, node: ast.IsNull) -> None:
+    """IS [NOT] NULL applies to nullable columns only (dsl.md §6.1): on any other column it
+    would silently match no row (or every row), which is never what the caller meant."""
+    column = term.column if isinstance(term, DateOf) else term
+    if not isinstance(column, Column) or column.nullable:
+        return
+    test = "IS NOT NULL" if node.negated else "IS NULL"
+    name = column.name
+    if column.is_array:
+        fix = f"NOT {name} = ()" if node.negated else f"{name} = ()"
+        hint = f"An empty list is written (): write {fix}."
+    elif column.virtual:
+        fix = "NOT tags = ()" if node.negated else "tags = ()"
+        hint = f"A card without tags has no tag rows; find such cards with {fix}."
+    elif column.type == STRING and not node.negated:
+        fix = f"{name} = ''"
+        hint = f"Every row has a {name}; test for empty text with {fix}, or drop the condition."
+    else:
+        hint = f"Every row has a {name}, so {test} never narrows anything: drop the condition."
+    raise _fail(
+        f"{name} is never NULL, so {name} {test} is not a useful test.",
+        "type_mismatch",
+        node,
+        hint,
+    )
 
 
 def _mismatch(info: _TermInfo, node: ast.Node, why: str | None = None) -> DslError:
@@ -683,10 +711,11 @@ def _resolve_resource(name: str, node: ast.Node, span: ast.Span) -> Resource:
     if resource is not None:
         return resource
     suggestions = closest_names(name, RESOURCE_NAMES)
-    synonym = _RESOURCE_SYNONYMS.get(name)
-    if synonym and synonym not in suggestions:
-        suggestions.insert(0, synonym)
+    synonym = habits.RESOURCE_SYNONYMS.get(name)
     hint = "Run SHOW TABLES to list the resources: workspace, cards, decks, review_events."
+    if synonym:
+        suggestions = [synonym, *(s for s in suggestions if s != synonym)]
+        hint = f"The {name} are the resource {synonym}: {get_resource(synonym).description}"
     if name == "tags":
         hint = "Tags are a column of cards; count them with SELECT tag, COUNT(*) FROM cards GROUP BY tag."
         suggestions = ["cards"]
@@ -708,15 +737,39 @@ def _unknown_column(
     suggestions = [] if name in INTERNAL_FIELDS else closest_names(name, visible)
     if name == "id" and resource.id_column not in suggestions:
         suggestions.insert(0, resource.id_column)
+    synonym = habits.column_synonym(resource.name, name)
+    owners = [r.name for r in RESOURCES if r is not resource and r.column(name) is not None]
+    meant = (
+        resource.column(synonym)
+        if synonym and name not in INTERNAL_FIELDS and not owners
+        else None
+    )
+    if meant is not None:
+        # A word for the column wins over look-alike spellings, which would answer another
+        # question (status is not tags); close spellings still follow it.
+        close = closest_names(name, visible, cutoff=0.75)
+        suggestions = [meant.name, *(s for s in close if s != meant.name)]
     if hint is None:
-        if name in INTERNAL_FIELDS:
+        if meant is not None:
+            hint = f"{meant.name} is the column for that: {meant.description}"
+        elif name in INTERNAL_FIELDS:
             hint = INTERNAL_FIELDS[name]
         else:
-            owners = [r.name for r in RESOURCES if r is not resource and r.column(name) is not None]
+            elsewhere = [
+                (r.name, habits.column_synonym(r.name, name))
+                for r in RESOURCES
+                if r is not resource and habits.column_synonym(r.name, name)
+            ]
             if owners:
                 hint = (
                     f"{name} is a column of {' and '.join(owners)}, not {resource.name}; "
                     "query one resource at a time."
+                )
+            elif elsewhere:
+                other, column = elsewhere[0]
+                hint = (
+                    f"{resource.name} has no such column; {other}.{column} may be what you mean: "
+                    f"query it as SELECT {column} FROM {other}, one resource at a time."
                 )
             elif ref.quoted:
                 text = (ref.spelling or ref.name).replace("'", "''")
@@ -1035,6 +1088,7 @@ class _Conditions:
         if isinstance(node, ast.IsNull):
             term = self.term(node.left)
             self._casefold_only(term, node, "IS NULL")
+            _check_nullable(term, node)
             return NullCheck(term, node.negated)
         if isinstance(node, ast.Like):
             return self._like(node)

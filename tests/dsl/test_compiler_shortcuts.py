@@ -26,7 +26,7 @@ EXTRA = [
     "SELECT card_id, front_text AS f, front_text AS g FROM cards",
     "SELECT tag, front_text, due_at FROM cards WHERE tag = 'English' ORDER BY tag",
     "SELECT t FROM cards UNNEST tags AS t WHERE t ILIKE 'e%' AND reps > 1 ORDER BY t DESC",
-    "SELECT tag, card_id FROM cards WHERE effort_level = 'fast' OR lapses IS NULL",
+    "SELECT tag, card_id FROM cards WHERE effort_level = 'fast' OR fsrs_stability IS NULL",
     "SELECT * FROM review_events WHERE review_grade IN ('good', 'easy') ORDER BY reviewed_at_client",
     "SELECT * FROM review_events WHERE review_grade != 'again' AND rating BETWEEN 1 AND 3",
     "SELECT card_id, COUNT(*) FROM review_events GROUP BY card_id ORDER BY card_id",
