@@ -608,7 +608,7 @@ def _match_element(stmt: _Statement, element: str, i: int) -> _Capture | None:
         if tok.type in ("IDENT", "NUMBER", "STRING", "TRUE", "FALSE", "NULL"):
             return _Capture(stmt, i, i)
         return None
-    options = [o for o in element.split("|") if o] or [element]  # "||" is an operator
+    options = [o.lower() for o in element.split("|") if o] or [element]  # "||" is an operator
     if tok.word is not None and tok.word in options:
         return _Capture(stmt, i, i)
     if tok.word is None and tok.type != "STRING" and tok.text.lower() in options:
@@ -759,7 +759,7 @@ def _format(template: str, found: _Found, stmt: _Statement, **extra: str) -> str
     whole = stmt.text[stmt.toks[found.first].start : stmt.toks[found.last].end]
     mapping = _Positional(found.captures, context, whole)
     try:
-        return _tidy(_format_map(template, mapping))
+        return _ONE_UNIT.sub(r"'\1 \2'", _tidy(_format_map(template, mapping)))
     except (KeyError, IndexError, ValueError, AttributeError):
         return None
 
@@ -789,6 +789,7 @@ def _spliced(stmt: _Statement, found: _Found, replacement: str) -> str:
     return _tidy(before + replacement + after)
 
 
+_ONE_UNIT = re.compile(r"'([+-]?1) (minute|hour|day|week|month|year)s'")
 _SPACES_OUTSIDE_STRINGS = re.compile(r"('(?:[^']|'')*')|[ \t]{2,}")
 
 

@@ -33,6 +33,7 @@ from rest_framework.exceptions import Throttled
 from rest_framework.response import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from dsl.surfaces import for_mcp
 from dsl.querylog import log_failure
 from dsl.reference import schema_summary
 from dsl.resources import get_resource
@@ -174,6 +175,7 @@ def _call_request(ctx: Context) -> ASGIRequest:
 
 
 def _result(body: dict[str, Any]) -> CallToolResult:
+    body = for_mcp(body)
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
         structured_content=body,

@@ -1,0 +1,116 @@
+"""The habit row type, and the words every family shares (the clock's names, interval units)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+CLOCK_WORDS = frozenset(
+    {
+        "now",
+        "current_timestamp",
+        "current_date",
+        "current_time",
+        "getdate",
+        "getutcdate",
+        "sysdate",
+        "sysdatetime",
+        "sysutcdatetime",
+        "systimestamp",
+        "localtimestamp",
+        "localtime",
+        "curdate",
+        "curtime",
+        "utc_timestamp",
+        "utc_date",
+        "clock_timestamp",
+        "statement_timestamp",
+        "transaction_timestamp",
+        "today",
+    }
+)
+
+INTERVAL_UNITS = {
+    **dict.fromkeys(("minute", "minutes", "min", "mins", "mi", "n"), "minutes"),
+    **dict.fromkeys(("hour", "hours", "hh", "h"), "hours"),
+    **dict.fromkeys(("day", "days", "dd", "d", "dy", "dayofyear", "y"), "days"),
+    **dict.fromkeys(("week", "weeks", "wk", "ww", "w"), "weeks"),
+    **dict.fromkeys(("month", "months", "mm", "m", "mon", "mons"), "months"),
+    **dict.fromkeys(("year", "years", "yy", "yyyy", "yr", "yrs"), "years"),
+}
+
+ANY = None  # ``clauses`` value: the row fits anywhere
+
+
+@dataclass(frozen=True, slots=True)
+class Habit:
+    family: str
+    match: tuple[str, ...]
+    message: str
+    advice: str
+    replace: tuple[str, ...] = ()
+    rewrite: tuple[str, ...] = ()
+    fallback: str | None = None
+    at: int = 0
+    clauses: frozenset[str | None] | None = None
+    statements: frozenset[str] | None = None
+    when_reason: frozenset[str] | None = None
+    reason: str | None = None
+    """None keeps the original error's reason: a row explains a rejection, it does not
+    reclassify it (dsl.md §9: no error loses its reason)."""
+    suggest: tuple[str, ...] = ()
+    overrides: bool = False
+    """Explain this habit even when the original error points earlier in the statement."""
+    tags: tuple[str, ...] = field(default=())
+
+
+def h(
+    family: str,
+    match: str,
+    message: str,
+    advice: str,
+    *,
+    replace: str | tuple[str, ...] = (),
+    rewrite: str | tuple[str, ...] = (),
+    fallback: str | None = None,
+    at: int = 0,
+    clauses: str | None = None,
+    statements: str | None = None,
+    when_reason: str | None = None,
+    reason: str | None = "",
+    suggest: str | tuple[str, ...] = (),
+    overrides: bool = False,
+) -> Habit:
+    if reason == "":
+        # A foreign construct is unsupported syntax; a row that refines one specific error
+        # (when_reason) keeps that error's reason.
+        reason = None if when_reason else "unsupported_syntax"
+
+    def _tuple(value: str | tuple[str, ...]) -> tuple[str, ...]:
+        return (value,) if isinstance(value, str) else value
+
+    def _set(value: str | None) -> frozenset[str | None] | None:
+        if value is None:
+            return None
+        return frozenset(None if v == "-" else v for v in value.split())
+
+    return Habit(
+        family=family,
+        match=tuple(match.split()),
+        message=message,
+        advice=advice,
+        replace=_tuple(replace),
+        rewrite=_tuple(rewrite),
+        fallback=fallback,
+        at=at,
+        clauses=_set(clauses),
+        statements=frozenset(statements.split()) if statements else None,
+        when_reason=frozenset(when_reason.split()) if when_reason else None,
+        reason=reason,
+        suggest=_tuple(suggest),
+        overrides=overrides,
+    )
+
+
+CLOCK_NAMES = "|".join(sorted(CLOCK_WORDS - {"now", "current_timestamp"}))
+VALUE_CLAUSES = "select where having set values order group"
+READ_FIRST = "SELECT {id_column}, {1} FROM {resource} WHERE {where}"

@@ -1,0 +1,163 @@
+"""Names: the words agents use for resources, columns and values, and what they are here."""
+
+from __future__ import annotations
+
+from dsl.resources import get_resource
+
+RESOURCE_SYNONYMS: dict[str, str] = {
+    **dict.fromkeys(
+        ("card", "flashcards", "flashcard", "notes", "note", "items", "item", "questions",
+         "facts", "entries", "cards_table", "words", "vocabulary", "terms"),
+        "cards",
+    ),
+    **dict.fromkeys(("deck", "collections", "collection", "sets", "groups", "playlists"), "decks"),
+    **dict.fromkeys(
+        ("review", "reviews", "review_event", "review_log", "review_logs", "revlog", "reviewlog",
+         "review_history", "reviews_log", "history", "events", "logs", "answers", "attempts",
+         "ratings", "study_log", "repetitions"),
+        "review_events",
+    ),
+    **dict.fromkeys(
+        ("workspaces", "settings", "config", "configuration", "preferences", "scheduler",
+         "scheduler_settings", "account", "profile", "options"),
+        "workspace",
+    ),
+}  # fmt: skip
+
+# Per resource: a word agents use for a column → the column that answers the same question.
+COLUMN_SYNONYMS: dict[str, dict[str, str]] = {
+    "cards": {
+        **dict.fromkeys(
+            ("question", "prompt", "front", "term", "word", "text", "question_text", "front_side",
+             "card_front", "frontside", "content", "title", "expression", "clue", "q"),
+            "front_text",
+        ),
+        **dict.fromkeys(
+            ("answer", "back", "definition", "meaning", "translation", "answer_text", "back_side",
+             "card_back", "backside", "explanation", "solution", "response", "a"),
+            "back_text",
+        ),
+        **dict.fromkeys(
+            ("status", "state", "card_state", "queue", "learning_state", "stage", "phase",
+             "srs_state", "fsrs_state", "type_state"),
+            "fsrs_card_state",
+        ),
+        **dict.fromkeys(
+            ("next_review", "next_review_at", "next_due", "due_date", "due", "due_on", "next_date",
+             "review_at", "scheduled_at", "next_review_date", "due_time", "next_at"),
+            "due_at",
+        ),
+        **dict.fromkeys(
+            ("last_review", "last_reviewed", "last_review_at", "last_studied", "reviewed_at",
+             "last_seen", "last_review_date", "last_practiced"),
+            "fsrs_last_reviewed_at",
+        ),
+        **dict.fromkeys(
+            ("review_count", "repetitions", "reviews", "times_reviewed", "num_reviews",
+             "repetition", "review_total", "count_reviews", "rep_count"),
+            "reps",
+        ),
+        **dict.fromkeys(
+            ("lapse_count", "failures", "forgotten", "fail_count", "times_forgotten", "errors"),
+            "lapses",
+        ),
+        **dict.fromkeys(("difficulty", "ease", "ease_factor", "factor", "easiness"), "fsrs_difficulty"),
+        **dict.fromkeys(
+            ("stability", "interval", "ivl", "memory_strength", "strength"), "fsrs_stability"
+        ),
+        **dict.fromkeys(("scheduled_days", "interval_days", "days_interval"), "fsrs_scheduled_days"),
+        **dict.fromkeys(
+            ("created", "creation_date", "date_created", "created_on", "added", "added_at",
+             "inserted_at", "create_time", "created_date"),
+            "created_at",
+        ),
+        **dict.fromkeys(
+            ("updated", "modified", "modified_at", "last_modified", "changed_at", "mtime",
+             "updated_on", "update_time", "edited_at", "mod"),
+            "updated_at",
+        ),
+        **dict.fromkeys(
+            ("tag_list", "labels", "label", "keywords", "categories", "category", "topics",
+             "topic", "subjects", "tagged", "deck", "deck_name", "decks"),
+            "tags",
+        ),
+        **dict.fromkeys(
+            ("effort", "difficulty_level", "level", "effort_levels", "time_needed", "size"),
+            "effort_level",
+        ),
+        **dict.fromkeys(("type", "kind", "note_type", "model", "template"), "card_type"),
+        **dict.fromkeys(("cardid", "uuid", "card", "note_id", "cid", "pk", "key"), "card_id"),
+        **dict.fromkeys(("meta", "extra", "data", "source", "info", "attributes"), "metadata"),
+    },
+    "decks": {
+        **dict.fromkeys(("title", "deck_name", "label", "deck", "description", "deck_title"), "name"),
+        **dict.fromkeys(
+            ("tag_list", "labels", "keywords", "categories", "category", "topics", "filter",
+             "tag_filter", "tag"),
+            "tags",
+        ),
+        **dict.fromkeys(("effort", "effort_level", "levels", "level", "efforts"), "effort_levels"),
+        **dict.fromkeys(("deckid", "uuid", "pk", "did", "key"), "deck_id"),
+        **dict.fromkeys(
+            ("created", "creation_date", "date_created", "created_on", "added"), "created_at"
+        ),
+        **dict.fromkeys(("updated", "modified", "modified_at", "last_modified", "mod"), "updated_at"),
+    },
+    "review_events": {
+        **dict.fromkeys(
+            ("grade", "ease", "answer", "result", "outcome", "response", "button", "score",
+             "rating_name", "grade_name", "rating_text", "review_rating"),
+            "review_grade",
+        ),
+        **dict.fromkeys(
+            ("reviewed_at", "review_time", "review_date", "time", "timestamp", "date",
+             "created_at", "answered_at", "studied_at", "review_at", "at", "when"),
+            "reviewed_at_server",
+        ),
+        **dict.fromkeys(("client_reviewed_at", "local_time", "device_time"), "reviewed_at_client"),
+        **dict.fromkeys(("event_id", "review_id", "revlog_id", "uuid", "pk"), "review_event_id"),
+        **dict.fromkeys(("card", "cid", "flashcard_id", "note_id"), "card_id"),
+        **dict.fromkeys(("rating_value", "rating_number", "grade_number", "button_number"), "rating"),
+    },
+    "workspace": {
+        **dict.fromkeys(("retention", "target_retention", "request_retention"), "desired_retention"),
+        **dict.fromkeys(("max_interval", "maximum_interval", "max_ivl"), "maximum_interval_days"),
+        **dict.fromkeys(("learning_steps", "steps"), "learning_steps_minutes"),
+        **dict.fromkeys(("relearning_steps", "lapse_steps"), "relearning_steps_minutes"),
+        **dict.fromkeys(("fuzz", "fuzzing", "use_fuzz"), "enable_fuzz"),
+        **dict.fromkeys(("scheduler", "algo", "scheduler_name"), "algorithm"),
+        **dict.fromkeys(("uuid", "pk"), "workspace_id"),
+        **dict.fromkeys(("title", "workspace_name"), "name"),
+    },
+}  # fmt: skip
+
+# Columns that only the scheduler writes, and the command that changes them (dsl.md §7).
+SCHEDULING_COLUMNS = frozenset(
+    {
+        "due_at",
+        "reps",
+        "lapses",
+        "fsrs_card_state",
+        "fsrs_step_index",
+        "fsrs_scheduled_days",
+        "fsrs_stability",
+        "fsrs_difficulty",
+        "fsrs_last_reviewed_at",
+    }
+)
+
+# String values of an integer column that agents write as words.
+VALUE_SYNONYMS: dict[str, dict[str, str]] = {
+    "rating": {"again": "0", "hard": "1", "good": "2", "easy": "3"},
+}
+
+
+def resource_for(name: str) -> str | None:
+    """The resource ``name`` is, or is a common word for."""
+    if get_resource(name) is not None:
+        return name
+    return RESOURCE_SYNONYMS.get(name)
+
+
+def column_synonym(resource: str, name: str) -> str | None:
+    return COLUMN_SYNONYMS.get(resource, {}).get(name)
