@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from ply import lex
@@ -64,6 +64,9 @@ _CLAUSE_OF_TOKEN = {
 }
 _COMPARISON_TYPES = frozenset({"EQ", "NE", "LT", "LE", "GT", "GE"})
 _STOP_WHERE = frozenset({"GROUP", "ORDER", "LIMIT", "OFFSET", "RETURNING", "HAVING"})
+_RESOURCE_MODIFIERS = frozenset(
+    {"top", "low_priority", "high_priority", "delayed", "ignore", "quick", "only"}
+)
 
 
 # The failed statement as tokens ------------------------------------------------------------------
@@ -129,11 +132,27 @@ class _Statement:
         """The resource the statement names (after FROM, INTO, UPDATE, DESCRIBE), synonyms
         resolved, or None."""
         for j, tok in enumerate(self.toks[:-1]):
-            if tok.type in ("FROM", "INTO", "UPDATE", "DESCRIBE") or (j == 0 and tok.type == "DESC"):
-                name = self.toks[j + 1].word
-                if name is not None:
-                    return habits.resource_for(name)
+            if tok.type in ("FROM", "INTO", "UPDATE", "DESCRIBE") or (
+                j == 0 and tok.type == "DESC"
+            ):
+                k = self._after_modifiers(j + 1)
+                name = self.toks[k].word if k < len(self.toks) else None
+                resolved = habits.resource_for(name) if name is not None else None
+                # An alias (`UPDATE c SET ... FROM cards c`) names no resource: look further.
+                if resolved is not None:
+                    return resolved
         return None
+
+    def _after_modifiers(self, k: int) -> int:
+        """The token after other dialects' modifiers between a keyword and its resource
+        (``UPDATE TOP (1) cards``, ``UPDATE LOW_PRIORITY cards``)."""
+        toks = self.toks
+        while k < len(toks) and toks[k].word in _RESOURCE_MODIFIERS:
+            k += 1
+            if toks[k - 1].word == "top" and k < len(toks):
+                close = _balanced_end(toks, k) if toks[k].type == "LPAREN" else k
+                k = (close if close is not None else k) + 1
+        return k
 
     def where_text(self, stop_at: int | None = None) -> str | None:
         """The text of the WHERE condition, up to the next clause (or token ``stop_at``)."""
@@ -291,6 +310,8 @@ def _number(text: str) -> str:
 def _interval(text: str) -> str:
     """``'7 day'`` / ``7 DAY`` / ``'1' hour`` → ``7 days``."""
     parts = text.replace("'", " ").split()
+    if parts and parts[0].lower() == "interval":
+        parts = parts[1:]
     if len(parts) != 2:
         raise ValueError(text)
     amount = _number(parts[0]).lstrip("+")
@@ -309,6 +330,14 @@ def _flip(text: str) -> str:
     return "+" if _number(text).startswith("-") else "-"
 
 
+_MIRRORED = {">": "<", ">=": "<=", "<": ">", "<=": ">=", "=": "=", "!=": "!=", "<>": "<>"}
+
+
+def _mirror(text: str) -> str:
+    """The comparison seen from the other side (``a - b > n`` is ``b < a - n``)."""
+    return _MIRRORED[text.strip()]
+
+
 def _unquote(text: str) -> str:
     text = text.strip()
     if len(text) < 2 or text[0] != "'" or text[-1] != "'":
@@ -323,7 +352,7 @@ def _quote(text: str) -> str:
 def _list(text: str) -> str:
     """An array written the other dialect's way (``ARRAY['a']``, ``'{a,b}'``, ``'["a"]'``,
     ``'a'``) as this language's ``('a', 'b')``."""
-    text = text.strip()
+    text = re.sub(r"::\s*\w+\s*(\[\s*\])?$", "", text.strip())
     if text.lower().startswith("array"):
         text = text[5:].strip()
     if text[:1] in "[(" and text[-1:] in "])":
@@ -421,6 +450,52 @@ def _unwild(text: str) -> str:
     return inner.replace("''", "'")
 
 
+def _json_word(text: str) -> str:
+    """A LIKE pattern searching JSON text for one element (``'%"english"%'``) → ``english``."""
+    inner = _unquote(text)
+    match = re.fullmatch(r'%"([^"%_]+)"%', inner)
+    if match is None:
+        raise ValueError(text)
+    return match.group(1)
+
+
+def _empty_list(text: str) -> str:
+    """Passes only an empty array written as a string (``'[]'``, ``'{}'``)."""
+    if _list(text) != "()":
+        raise ValueError(text)
+    return "()"
+
+
+def _glob_like(text: str) -> str:
+    inner = _unquote(text)
+    if "%" in inner or "_" in inner or "[" in inner:
+        raise ValueError(text)
+    return _quote(inner.replace("''", "'").replace("*", "%").replace("?", "_"))
+
+
+def _negated_eq(text: str) -> str:
+    """``NOT`` (of NOT LIKE) as the comparison it becomes: ``!=``; nothing as ``=``."""
+    return "!=" if text.strip().lower() == "not" else "="
+
+
+def _col_in(text: str) -> str:
+    """The column a one-argument call wraps: ``TRIM(back_text)`` → ``back_text``."""
+    match = re.fullmatch(r"\w+\s*\(\s*([A-Za-z_]\w*)\s*\)", text.strip())
+    if match is None:
+        raise ValueError(text)
+    return match.group(1).lower()
+
+
+def _columns(text: str) -> str:
+    """The bare column names among a call's arguments, as a select list."""
+    inner = text.strip().removeprefix("(").removesuffix(")")
+    parts = re.findall(r"'(?:[^']|'')*'|[^,]+", inner)
+    names = [p.strip() for p in parts if re.fullmatch(r"\s*[A-Za-z_]\w*\s*", p)]
+    if not names:
+        raise ValueError(text)
+    return ", ".join(n.lower() for n in names)
+
+
 def _underscores(text: str) -> str:
     count = int(_number(text)) + 1
     if not 0 < count <= 1000:
@@ -429,7 +504,9 @@ def _underscores(text: str) -> str:
 
 
 def _cast_inner(text: str) -> str:
-    match = re.fullmatch(r"(.+?)\s+as\s+\w+(\s*\([\d\s,]*\))?", text.strip(), re.IGNORECASE | re.DOTALL)
+    match = re.fullmatch(
+        r"(.+?)\s+as\s+\w+(\s*\([\d\s,]*\))?", text.strip(), re.IGNORECASE | re.DOTALL
+    )
     if match is None:
         raise ValueError(text)
     return match.group(1)
@@ -440,8 +517,9 @@ def _search(text: str) -> str:
     match = re.search(r"'((?:[^']|'')*)'", text)
     if match is None:
         raise ValueError(text)
-    inner = match.group(1).replace("''", "'").strip().strip("*")
-    if not inner or any(c in inner for c in "&|!:<>()"):
+    inner = match.group(1).replace("''", "'").strip().strip("*").lstrip("+")
+    inner = re.sub(r"(?i)\s+in\s+(boolean|natural language)\s+mode$", "", inner)
+    if not inner or any(c in inner for c in '&|!:<>()+-"'):
         raise ValueError(text)
     return _quote(inner)
 
@@ -502,6 +580,13 @@ _FILTERS: dict[str, Callable[[str], str]] = {
     "like": _like_text,
     "upper": _upper,
     "lower": _lower,
+    "mirror": _mirror,
+    "json_word": _json_word,
+    "glob_like": _glob_like,
+    "negated_eq": _negated_eq,
+    "col_in": _col_in,
+    "columns": _columns,
+    "empty_list": _empty_list,
     "modifier": _modifier,
     "next_year": _next_year,
     "regex_like": _regex_like,
@@ -560,8 +645,6 @@ def _match_element(stmt: _Statement, element: str, i: int) -> _Capture | None:
     if i >= len(toks):
         return None
     tok = toks[i]
-    if element.startswith("'"):
-        return _Capture(stmt, i, i) if tok.type == "STRING" and tok.text.lower() == element else None
     if element == "#array_column":
         if tok.type != "IDENT" or tok.word is None:
             return None
@@ -609,6 +692,8 @@ def _match_element(stmt: _Statement, element: str, i: int) -> _Capture | None:
             return _Capture(stmt, i, i)
         return None
     options = [o.lower() for o in element.split("|") if o] or [element]  # "||" is an operator
+    if tok.type == "STRING":
+        return _Capture(stmt, i, i) if tok.text.lower() in options else None
     if tok.word is not None and tok.word in options:
         return _Capture(stmt, i, i)
     if tok.word is None and tok.type != "STRING" and tok.text.lower() in options:
@@ -620,7 +705,7 @@ def _match(stmt: _Statement, pattern: tuple[str, ...], i: int) -> list[_Capture]
     captures: list[_Capture] = []
     at = i
     for element in pattern:
-        if element.startswith("!") and len(element) > 1:
+        if element.startswith("¬") and len(element) > 1:
             if _match_element(stmt, element[1:], at) is not None:
                 return None
             captures.append(_Capture(stmt, at, at - 1))
@@ -672,6 +757,434 @@ def _habits_in(stmt: _Statement) -> Iterator[_Found]:
             yield _Found(habit, captures, i, max(last, i))
 
 
+# Statement shapes that joins, subqueries, set operations and upserts are rebuilt from -----------
+# (context fields of the joins and writes rows: the two-step recipe is written with the caller's
+# own resources, conditions and values, and then verified like every other rewrite).
+
+_ID_PLACEHOLDER = "('<id>', ...)"
+_JOIN_WORDS = frozenset({"join", "straight_join", "apply"})
+_AGGREGATE_WORDS = frozenset({"count", "sum", "avg", "min", "max"})
+
+
+def _qualifier_at(toks: list[_Tok], j: int) -> bool:
+    """Whether token ``j`` is the ``t`` of a qualified name ``t.col`` or ``t.*``."""
+    return (
+        toks[j].type == "IDENT"
+        and j + 2 < len(toks)
+        and toks[j + 1].type == "DOT"
+        and toks[j + 2].type in ("IDENT", "TIMES")
+    )
+
+
+def _rebuilt(stmt: _Statement, first: int, last: int, skip: frozenset[int] = frozenset()) -> str:
+    """Tokens ``first..last`` as written, without qualifiers (``t.``) and the tokens in ``skip``;
+    a kept token takes the spacing before the first token dropped ahead of it."""
+    toks = stmt.toks
+    drop = set(skip)
+    for j in range(first, last + 1):
+        if _qualifier_at(toks, j):
+            drop.update((j, j + 1))
+    parts: list[str] = []
+    gap: str | None = None
+    for j in range(first, last + 1):
+        own = stmt.text[toks[j - 1].end : toks[j].start] if j > first else ""
+        if j in drop:
+            gap = own if gap is None else gap
+            continue
+        parts.append((own if gap is None else gap) + toks[j].text)
+        gap = None
+    return "".join(parts).strip()
+
+
+def _depth0(stmt: _Statement, first: int, last: int) -> Iterator[int]:
+    """The indexes in ``first..last`` outside any parentheses opened in that range."""
+    depth = 0
+    for j in range(first, last + 1):
+        kind = stmt.toks[j].type
+        if kind in ("RPAREN", "RBRACKET"):
+            depth -= 1
+        if depth == 0:
+            yield j
+        if kind in ("LPAREN", "LBRACKET"):
+            depth += 1
+
+
+def _clause_end(stmt: _Statement, first: int, last: int) -> int:
+    """The index just past a condition starting at ``first`` (the next clause or ``last + 1``)."""
+    for j in _depth0(stmt, first, last):
+        tok = stmt.toks[j]
+        if tok.type in _STOP_WHERE or tok.word in ("group", "order") or tok.word in _JOIN_WORDS:
+            return j
+    return last + 1
+
+
+def _where_in(stmt: _Statement, first: int, last: int) -> tuple[int, int] | None:
+    """The token range of the WHERE condition in ``first..last`` (depth 0), or None."""
+    for j in _depth0(stmt, first, last):
+        if stmt.toks[j].type == "WHERE":
+            end = _clause_end(stmt, j + 1, last)
+            return (j + 1, end - 1) if end > j + 1 else None
+    return None
+
+
+def _conjuncts(stmt: _Statement, first: int, last: int) -> list[tuple[int, int]]:
+    """A condition split at its top-level ANDs (whole when it has a top-level OR)."""
+    parts, start, between = [], first, False
+    for j in _depth0(stmt, first, last):
+        kind = stmt.toks[j].type
+        if kind == "OR":
+            return [(first, last)]
+        if kind == "BETWEEN":
+            between = True
+        elif kind == "AND":
+            if between:
+                between = False
+                continue
+            parts.append((start, j - 1))
+            start = j + 1
+    parts.append((start, last))
+    return [(a, b) for a, b in parts if a <= b]
+
+
+def _correlation(stmt: _Statement, first: int, last: int) -> str | None:
+    """``a.col = b.col`` (what ties two resources together): the column, else None."""
+    toks = stmt.toks[first : last + 1]
+    kinds = [t.type for t in toks]
+    if kinds != ["IDENT", "DOT", "IDENT", "EQ", "IDENT", "DOT", "IDENT"]:
+        return None
+    return toks[2].word
+
+
+def _unmatched(stmt: _Statement, first: int, last: int) -> bool:
+    """``r.card_id IS NULL`` after an outer join: the rows that have no match."""
+    kinds = [t.type for t in stmt.toks[first : last + 1]]
+    return kinds == ["IDENT", "DOT", "IDENT", "IS", "NULL"]
+
+
+def _join_in(stmt: _Statement) -> str:
+    """``NOT IN`` for an anti-join (``LEFT JOIN r ... WHERE r.card_id IS NULL``), else ``IN``."""
+    span = _where_in(stmt, 0, len(stmt.toks) - 1)
+    if span is not None and any(_unmatched(stmt, a, b) for a, b in _conjuncts(stmt, *span)):
+        return "NOT IN"
+    return "IN"
+
+
+def _collapsed(stmt: _Statement, select: int, close: int) -> str | None:
+    """``SELECT x FROM r WHERE id IN (SELECT id FROM r <rest>)`` is ``SELECT x FROM r <rest>``."""
+    toks = stmt.toks
+    open_ = select - 1
+    if open_ < 3 or close != len(toks) - 1 or toks[open_ - 1].type != "IN":
+        return None
+    if toks[open_ - 3].type != "WHERE" or toks[open_ - 2].type != "IDENT":
+        return None
+    column = toks[open_ - 2].word
+    from_ = select + 2
+    if toks[select + 1].word != column or from_ + 1 >= close or toks[from_].type != "FROM":
+        return None
+    if habits.resource_for(toks[from_ + 1].word or "") != stmt.resource():
+        return None
+    rest = _rebuilt(stmt, from_ + 2, close - 1) if from_ + 2 < close else ""
+    return _tidy(f"{_rebuilt(stmt, 0, open_ - 4)} {rest}")
+
+
+def _condition(stmt: _Statement, first: int, last: int) -> tuple[str | None, str | None]:
+    """A condition without qualifiers and without the conditions that tie two resources
+    together; and the column that tied them (``card_id``), if any."""
+    kept, tied = [], None
+    for a, b in _conjuncts(stmt, first, last):
+        column = _correlation(stmt, a, b)
+        if column is not None:
+            tied = tied or column
+            continue
+        if _unmatched(stmt, a, b):
+            continue  # the outer join's "no such row" test: the second step's NOT IN says it
+        kept.append(_rebuilt(stmt, a, b))
+    return (" AND ".join(kept) or None), tied
+
+
+def _subquery_at(stmt: _Statement, found: _Found) -> tuple[int, int] | None:
+    """The first ``(SELECT ...)`` from the match on: its SELECT and closing parenthesis."""
+    toks = stmt.toks
+    for j in range(max(found.first, 1), len(toks)):
+        if toks[j].type == "SELECT" and toks[j - 1].type == "LPAREN":
+            close = _balanced_end(toks, j - 1)
+            return None if close is None else (j, close)
+    return None
+
+
+def _inner_select(stmt: _Statement, select: int, close: int) -> tuple[str, str | None] | None:
+    """A subquery as a statement of its own (qualifiers, aliases and the condition tying it to
+    the outer statement dropped; a correlated aggregate grouped by the tying column)."""
+    toks = stmt.toks
+    from_ = next((j for j in _depth0(stmt, select, close - 1) if toks[j].type == "FROM"), None)
+    if from_ is None or from_ + 1 >= close or toks[from_ + 1].type != "IDENT":
+        return None
+    k = from_ + 2
+    if k < close and toks[k].type == "AS":
+        k += 1
+    if k < close and toks[k].type == "IDENT" and toks[k].word not in _JOIN_WORDS:
+        k += 1  # the subquery's own alias
+    condition, tied = None, None
+    if k < close and toks[k].type == "WHERE":
+        end = _clause_end(stmt, k + 1, close - 1)
+        condition, tied = _condition(stmt, k + 1, end - 1)
+        k = end
+    rest = _rebuilt(stmt, k, close - 1) if k < close else ""
+    items = _rebuilt(stmt, select + 1, from_ - 1)
+    if tied is not None:
+        aggregate = any(
+            toks[j].word in _AGGREGATE_WORDS and toks[j + 1].type == "LPAREN"
+            for j in range(select + 1, from_ - 1)
+        )
+        if aggregate and not any(toks[j].type == "GROUP" for j in range(k, close)):
+            items, rest = f"{tied}, {items}", f"GROUP BY {tied} {rest}"
+        elif not aggregate:
+            items = f"DISTINCT {tied}"
+    where = f" WHERE {condition}" if condition else ""
+    return _tidy(f"SELECT {items} FROM {toks[from_ + 1].text}{where} {rest}"), tied
+
+
+def _outer_with_ids(stmt: _Statement, select: int, close: int) -> str | None:
+    """The outer statement with its subquery replaced by the values the first step returns."""
+    toks = stmt.toks
+    open_ = select - 1
+    before = toks[open_ - 1] if open_ >= 1 else None
+    if before is None:
+        return None
+    start, end = open_, close
+    if before.type == "IN":
+        values = _ID_PLACEHOLDER
+    elif before.word in ("any", "some") and open_ >= 2 and toks[open_ - 2].type == "EQ":
+        start, values = open_ - 2, f"IN {_ID_PLACEHOLDER}"
+    elif before.word == "exists":
+        inner = _inner_select(stmt, select, close)
+        if inner is None or inner[1] is None:
+            return None
+        start = open_ - 1
+        negated = start >= 1 and toks[start - 1].type == "NOT"
+        start -= negated
+        values = f"{inner[1]} {'NOT IN' if negated else 'IN'} {_ID_PLACEHOLDER}"
+    elif before.type in _COMPARISON_TYPES:
+        values = "<value>"
+    else:
+        return None
+    head = _rebuilt(stmt, 0, start - 1)
+    tail = _rebuilt(stmt, end + 1, len(toks) - 1) if end + 1 < len(toks) else ""
+    return _tidy(f"{head} {values} {tail}")
+
+
+def _other_resource(stmt: _Statement) -> str | None:
+    """A second resource the statement reads (after JOIN, APPLY, a comma in FROM, USING)."""
+    first = stmt.resource()
+    for j in range(1, len(stmt.toks)):
+        tok, prev = stmt.toks[j], stmt.toks[j - 1]
+        if tok.type != "IDENT" or tok.word is None:
+            continue
+        if prev.type in ("FROM", "COMMA", "UPDATE") or prev.word in (*_JOIN_WORDS, "using"):
+            name = habits.resource_for(tok.word)
+            if name is not None and name != first:
+                return name
+    return None
+
+
+def _set_operands(stmt: _Statement, found: _Found) -> tuple[str, str, str] | None:
+    """``SELECT x FROM r WHERE a UNION SELECT x FROM r WHERE b``: the shared head and the two
+    conditions (parenthesised when they combine several), or None when the heads differ."""
+    sides = []
+    for lo, hi in ((0, found.first - 1), (found.last + 1, len(stmt.toks) - 1)):
+        span = _where_in(stmt, lo, hi)
+        if span is None:
+            return None
+        a, b = span
+        condition = _rebuilt(stmt, a, b)
+        if any(stmt.toks[j].type in ("AND", "OR") for j in _depth0(stmt, a, b)):
+            condition = f"({condition})"
+        tail = _rebuilt(stmt, b + 1, hi) if b < hi else ""
+        sides.append((_rebuilt(stmt, lo, a - 2), condition, tail))
+    (head, left, left_tail), (other, right, tail) = sides
+    if left_tail or " ".join(head.lower().split()) != " ".join(other.lower().split()):
+        return None
+    return head, left, f"{right} {tail}".strip()
+
+
+def _assignments(stmt: _Statement, first: int) -> list[tuple[str, int, int]] | None:
+    """``a = x, b = y`` from token ``first`` to the end of the statement: (column, first, last)."""
+    toks, out, start = stmt.toks, [], first
+    stops = [j for j in _depth0(stmt, first, len(toks) - 1) if toks[j].type in ("COMMA", "WHERE")]
+    end = next((j for j in stops if toks[j].type == "WHERE"), len(toks))
+    for stop in [*(j for j in stops if j < end), end]:
+        if stop - start < 3 or toks[start].type != "IDENT" or toks[start + 1].type != "EQ":
+            return None
+        out.append((toks[start].word or "", start + 2, stop - 1))
+        start = stop + 1
+    return out
+
+
+def _inserted_values(stmt: _Statement) -> tuple[str, dict[str, str], int] | None:
+    """``INSERT INTO r (a, b) VALUES (x, y)``: the resource, each column's value, and the index
+    after the row (one row only: an upsert of several rows has no single UPDATE)."""
+    toks = stmt.toks
+    into = next((j for j, t in enumerate(toks) if t.type == "INTO"), None)
+    if into is None or into + 2 >= len(toks) or toks[into + 2].type != "LPAREN":
+        return None
+    cols_close = _balanced_end(toks, into + 2)
+    if cols_close is None or cols_close + 2 >= len(toks) or toks[cols_close + 1].type != "VALUES":
+        return None
+    row_close = _balanced_end(toks, cols_close + 2)
+    if row_close is None:
+        return None
+    if row_close + 1 < len(toks) and toks[row_close + 1].type == "COMMA":
+        return None
+    columns = [c.strip().lower() for c in _arguments(stmt, into + 2, cols_close)]
+    values = _arguments(stmt, cols_close + 2, row_close)
+    if len(columns) != len(values):
+        return None
+    return (
+        toks[into + 1].text,
+        dict(zip(columns, (v.strip() for v in values), strict=True)),
+        row_close + 1,
+    )
+
+
+def _upsert_update(stmt: _Statement) -> str | None:
+    """The UPDATE an upsert means for an existing row: ``INSERT ... ON CONFLICT (k) DO UPDATE
+    SET c = EXCLUDED.c`` → ``UPDATE r SET c = <its value> WHERE k = <its value>``."""
+    inserted = _inserted_values(stmt)
+    if inserted is None:
+        return None
+    resource, values, k = inserted
+    toks = stmt.toks
+    keys: list[str] = []
+    conflict = k + 2 < len(toks) and toks[k].word == "on" and toks[k + 1].word == "conflict"
+    if conflict and toks[k + 2].type == "LPAREN":
+        close = _balanced_end(toks, k + 2)
+        keys = [a.strip().lower() for a in _arguments(stmt, k + 2, close or k + 2)]
+    update = next((j for j in range(k, len(toks)) if toks[j].type == "UPDATE"), None)
+    changes: dict[str, str] = {}
+    if update is not None:
+        start = update + 1 + (update + 1 < len(toks) and toks[update + 1].type == "SET")
+        assignments = _assignments(stmt, start)
+        if not assignments:
+            return None
+        for column, a, b in assignments:
+            words = [t.word for t in toks[a : b + 1]]
+            if column in values and (
+                words[:1] == ["values"] or "excluded" in words or "new" in words
+            ):
+                changes[column] = values[column]
+            elif a == b and toks[a].type in ("STRING", "NUMBER", "TRUE", "FALSE"):
+                changes[column] = toks[a].text
+            else:
+                return None
+    elif k >= len(toks) or toks[k].word != "on":
+        names = list(values)
+        keys = keys or names[:1]
+        changes = {c: v for c, v in values.items() if c not in keys}
+    keys = keys or [c for c in values if c not in changes]
+    if not changes or not keys or any(key not in values for key in keys):
+        return None
+    sets = ", ".join(f"{c} = {v}" for c, v in changes.items())
+    where = " AND ".join(f"{key} = {values[key]}" for key in keys)
+    return f"UPDATE {resource} SET {sets} WHERE {where}"
+
+
+def _set_as_values(stmt: _Statement) -> str | None:
+    """MySQL's ``INSERT INTO r SET a = x, b = y`` as ``(a, b) VALUES (x, y)``."""
+    set_ = next((j for j, t in enumerate(stmt.toks) if t.type == "SET"), None)
+    assignments = _assignments(stmt, set_ + 1) if set_ is not None else None
+    if not assignments:
+        return None
+    columns = ", ".join(c for c, _, _ in assignments)
+    values = ", ".join(_rebuilt(stmt, a, b) for _, a, b in assignments)
+    return f"({columns}) VALUES ({values})"
+
+
+def _shape_field(key: str, stmt: _Statement, found: _Found, context: dict[str, Any]) -> Any:
+    """The context fields above, by name (None when the statement has no such shape)."""
+    if key in ("inner_select", "outer_with_ids", "collapsed"):
+        at = _subquery_at(stmt, found)
+        if at is None:
+            return None
+        if key == "outer_with_ids":
+            return _outer_with_ids(stmt, *at)
+        if key == "collapsed":
+            return _collapsed(stmt, *at)
+        inner = _inner_select(stmt, *at)
+        return None if inner is None else inner[0]
+    if key == "other_resource":
+        return _other_resource(stmt)
+    if key == "plain_where":
+        span = _where_in(stmt, 0, len(stmt.toks) - 1)
+        return None if span is None else _condition(stmt, *span)[0]
+    if key == "unqualified":
+        return _unqualified(stmt)
+    if key == "then_resource":
+        fix = context.get("fix")
+        done = _Statement(fix, tokenize(fix), 0).resource() if fix else None
+        for name in (stmt.resource(), _other_resource(stmt)):
+            if name is not None and name != done:
+                return name
+        return None
+    if key in ("set_head", "left_where", "right_where"):
+        operands = _set_operands(stmt, found)
+        if operands is None:
+            return None
+        return operands[("set_head", "left_where", "right_where").index(key)]
+    if key == "join_in":
+        return _join_in(stmt)
+    if key == "anti_join":
+        return "" if _join_in(stmt) == "NOT IN" else None
+    if key == "deck_join":
+        pair = {stmt.resource(), _other_resource(stmt)}
+        return "decks" if pair == {"cards", "decks"} else None
+    if key == "upsert_update":
+        return _upsert_update(stmt)
+    if key == "set_as_values":
+        return _set_as_values(stmt)
+    if key == "before_where":
+        where = next((t for t in stmt.toks if t.type == "WHERE"), None)
+        return None if where is None else stmt.text[: where.start].rstrip()
+    return None
+
+
+def _unqualified(stmt: _Statement) -> str | None:
+    """The statement without qualifiers (``c.reps`` → ``reps``) and without the alias its FROM
+    (or UPDATE / INTO) gives the resource."""
+    toks = stmt.toks
+    skip: set[int] = set()
+    for j, tok in enumerate(toks[:-1]):
+        if tok.type in ("FROM", "UPDATE", "INTO") and toks[j + 1].type == "IDENT":
+            k = j + 2
+            if k < len(toks) and toks[k].type == "AS":
+                skip.add(k)
+                k += 1
+            if k < len(toks) and toks[k].type == "IDENT" and toks[k].word not in _JOIN_WORDS:
+                skip.add(k)
+    return _rebuilt(stmt, 0, len(toks) - 1, frozenset(skip)) if toks else None
+
+
+_SHAPE_FIELDS = frozenset(
+    {
+        "inner_select",
+        "outer_with_ids",
+        "other_resource",
+        "plain_where",
+        "unqualified",
+        "then_resource",
+        "set_head",
+        "left_where",
+        "right_where",
+        "upsert_update",
+        "deck_join",
+        "join_in",
+        "anti_join",
+        "collapsed",
+        "set_as_values",
+        "before_where",
+    }
+)
+
+
 # Rendering -------------------------------------------------------------------------------------
 
 
@@ -710,12 +1223,36 @@ class _Context(dict):
             if resource is None or not resource.writable:
                 return None
             return ", ".join(c.name for c in resource.columns if c.required)
+        if key in ("today", "tomorrow"):
+            day = datetime.now(UTC).date() + timedelta(days=key == "tomorrow")
+            return f"'{day.isoformat()}'"
         if key == "order_column":
             return stmt.order_column()
         if key == "from_order":
             return stmt.from_order()
         if found is None:
             return None
+        if key in _SHAPE_FIELDS:
+            return _shape_field(key, stmt, found, self)
+        if key == "any_like":
+            column, negated, operator = (
+                found.captures[0].text,
+                found.captures[1].text,
+                found.captures[2].text,
+            )
+            items = found.captures[5].args
+            if not items:
+                return None
+            joiner = " AND " if negated else " OR "
+            return joiner.join(
+                f"{column} {negated} {operator} {item.strip()}".replace("  ", " ") for item in items
+            )
+        if key == "alias":
+            toks = stmt.toks
+            j = found.last + 1
+            if j < len(toks) and toks[j].type == "AS":
+                j += 1
+            return toks[j].word if j < len(toks) and toks[j].type == "IDENT" else "t"
         if key == "after_explain":
             for tok in stmt.toks[found.first + 1 :]:
                 if tok.type in ("SELECT", "INSERT", "UPDATE", "DELETE"):
@@ -875,7 +1412,7 @@ def _settle(candidate: _Candidate, limits: Limits) -> tuple[str | None, bool]:
     if error is None:
         return statement, True
     offset = error.offset if error.offset is not None else -1
-    held = not (candidate.region[0] <= offset <= candidate.region[1])
+    held = not (candidate.region[0] <= offset < candidate.region[1])
     if not held:
         return None, False
     for _ in range(_CORRECTION_ROUNDS):
@@ -893,17 +1430,32 @@ def _settle(candidate: _Candidate, limits: Limits) -> tuple[str | None, bool]:
 
 
 def _first_found(stmt: _Statement, error: DslError, base: int) -> _Found | None:
-    """The habit to explain: the first foreign construct, unless the original error is about
-    something specific earlier in the statement."""
+    """The first row of ``_found_here``."""
+    rows = _found_here(stmt, error, base)
+    return rows[0] if rows else None
+
+
+def _found_here(stmt: _Statement, error: DslError, base: int) -> list[_Found]:
+    """The habits to explain: every row matching at the first foreign construct (in row order),
+    unless the original error is about something specific earlier in the statement."""
     offset = None if error.offset is None else error.offset - base
     generic = error.reason == "syntax_error" and not error.suggestions
+    rows: list[_Found] = []
     for found in _habits_in(stmt):
-        if not found.habit.when_reason or error.reason in found.habit.when_reason:
-            at = found.offset(stmt)
-            if offset is None or generic or at <= offset or found.habit.overrides:
-                return found
-            return None
-    return None
+        if found.habit.when_reason and error.reason not in found.habit.when_reason:
+            continue
+        if "at_error" in found.habit.tags and offset is not None and found.offset(stmt) != offset:
+            continue  # a symptom (`c.reps` beside a JOIN) is explained only where it is the error
+        if rows:
+            if found.first != rows[0].first:
+                break
+            rows.append(found)
+            continue
+        begins = stmt.toks[found.first].start
+        if not (offset is None or generic or begins <= offset or found.habit.overrides):
+            return []
+        rows.append(found)
+    return rows
 
 
 def teach(error: DslError, sql: str, limits: Limits = DEFAULT_LIMITS) -> DslError:
@@ -914,28 +1466,37 @@ def teach(error: DslError, sql: str, limits: Limits = DEFAULT_LIMITS) -> DslErro
     if located is None:
         return error
     stmt, base = located
-    found = _first_found(stmt, error, base)
-    if found is None:
+    rows = _found_here(stmt, error, base)
+    if not rows:
         return _with_correction(error, sql, stmt, base, limits)
+    found, corrected, fragment = _best_row(stmt, rows, limits)
     habit = found.habit
-    corrected, fragment = None, None
-    for candidate in _candidates(stmt, found):
-        statement, held = _settle(candidate, limits)
-        if statement is not None or held:
-            corrected, fragment = statement, candidate.fragment
-            break
-    message = _format(habit.message, found, stmt) or error.base_message
+    reason, offset = _classified(error, habit, base + found.offset(stmt))
+    # A validation error kept as it was keeps its message too (it names the column, its type
+    # and what it holds); the row's own explanation goes first in the hint.
+    kept = reason == error.reason and offset == error.offset and error.reason not in _PARSE_REASONS
+    message = (
+        error.base_message if kept else _format(habit.message, found, stmt) or error.base_message
+    )
     advice = None
     if corrected is not None or fragment is not None:
         advice = _format(habit.advice, found, stmt, fix=fragment or "")
     if advice is None:
         advice = _format(habit.fallback or habit.advice, found, stmt, fix="")
-    first_step = corrected is not None and _is_read_before_write(stmt.kind, corrected)
-    hint = _sentence(advice or error.hint, corrected, "read first" if first_step else "corrected")
+    # A row tagged first_step (a JOIN's first query) answers with the statement to run before
+    # the real one, never with a "corrected" statement of another meaning.
+    first_step = corrected is not None and (
+        "first_step" in habit.tags or _is_read_before_write(stmt.kind, corrected)
+    )
+    if kept and advice:
+        explanation = _format(habit.message, found, stmt)
+        if explanation:
+            advice = f"{explanation.rstrip('.')}; {advice[:1].lower()}{advice[1:]}"
+    hint = _sentence(advice or error.hint, corrected, "read first" if first_step else "e.g.")
     taught = DslError(
         message,
-        reason=habit.reason or error.reason,
-        offset=base + found.offset(stmt),
+        reason=reason,
+        offset=offset,
         hint=hint,
         suggestions=[s for s in (_format(x, found, stmt) for x in habit.suggest) if s],
         statement_index=error.statement_index,
@@ -944,10 +1505,40 @@ def teach(error: DslError, sql: str, limits: Limits = DEFAULT_LIMITS) -> DslErro
     return taught
 
 
+_PARSE_REASONS = frozenset({"syntax_error", "unsupported_syntax"})
+
+
+def _best_row(
+    stmt: _Statement, rows: list[_Found], limits: Limits
+) -> tuple[_Found, str | None, str | None]:
+    """The first row (of those matching at one token) with a rewrite that holds, its corrected
+    statement and fragment; else the first row, with neither."""
+    for found in rows:
+        for candidate in _candidates(stmt, found):
+            statement, held = _settle(candidate, limits)
+            if statement is not None or held:
+                return found, statement, candidate.fragment
+    return rows[0], None, None
+
+
+def _classified(error: DslError, habit: Habit, at: int) -> tuple[str, int | None]:
+    """The reason and position of a taught error (see ``Habit.reason``): the parser's generic
+    failure becomes the foreign construct it was; a validation error keeps what it said."""
+    if habit.reason == "keep":
+        return error.reason, at
+    if habit.reason is not None:
+        return habit.reason, at
+    if error.reason in _PARSE_REASONS:
+        return "unsupported_syntax", at
+    return error.reason, error.offset if error.offset is not None else at
+
+
 def _is_read_before_write(kind: str | None, corrected: str) -> bool:
     """A write that has no equivalent is answered with the read to run before it; that read is
     a first step, not the corrected statement."""
-    return kind in ("insert", "update", "delete") and corrected.split(None, 1)[0].lower() == "select"
+    return (
+        kind in ("insert", "update", "delete") and corrected.split(None, 1)[0].lower() == "select"
+    )
 
 
 def _with_correction(
@@ -965,10 +1556,14 @@ def _with_correction(
     return error
 
 
-def _sentence(advice: str, corrected: str | None, label: str = "corrected") -> str:
+def _sentence(advice: str, corrected: str | None, label: str = "e.g.") -> str:
+    """The hint: the advice, then the corrected statement (``…, e.g. <statement>``) or the
+    read to run first (``…; read first: <statement>``)."""
     advice = advice.strip()
     if corrected is None or len(corrected) > _MAX_SHOWN_STATEMENT or corrected in advice:
         return advice if advice.endswith((".", "?", ")")) or not advice else advice + "."
+    if label == "e.g.":
+        return f"{advice.rstrip('.')}, e.g. {corrected}"
     return f"{advice.rstrip('.')}; {label}: {corrected}"
 
 

@@ -29,9 +29,8 @@ from django.db import (
     transaction,
 )
 
-from dsl import ast, backends, compiler
+from dsl import ast, backends, compiler, diagnostics
 from dsl import validator as v
-from dsl import diagnostics
 from dsl.errors import QUERY_RESULT_TOO_LARGE, DslError
 from dsl.parser import Limits, parse_batch
 from dsl.querylog import ExecutionStats, envelope_size

@@ -33,10 +33,10 @@ from rest_framework.exceptions import Throttled
 from rest_framework.response import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from dsl.surfaces import for_mcp
 from dsl.querylog import log_failure
 from dsl.reference import schema_summary
 from dsl.resources import get_resource
+from dsl.surfaces import for_mcp
 from flashcards.api import commands, db_errors
 from flashcards.api.authentication import key_from_header
 from flashcards.api.envelope import (

@@ -53,6 +53,11 @@ JOIN_MESSAGE = (
     "JOIN is not supported: query one resource at a time, e.g. SELECT card_id FROM review_events "
     "WHERE rating = 0, then SELECT * FROM cards WHERE card_id IN (...)"
 )
+SEVERAL_RESOURCES_MESSAGE = (
+    "Selecting from several resources (FROM a, b) is not supported: query one resource at a "
+    "time, e.g. SELECT card_id FROM review_events WHERE rating = 0, then SELECT * FROM cards "
+    "WHERE card_id IN (...)"
+)
 _TWO_STEP_HINT = (
     "Run two statements: first SELECT card_id FROM review_events WHERE rating = 0, "
     "then SELECT * FROM cards WHERE card_id IN ('<id>', ...)."
@@ -982,9 +987,7 @@ def _syntax_error(tok: lex.LexToken | None, feed: _Feed, expected: list[str]) ->
     if prev is not None and prev2 is not None and prev.type == "IDENT" and prev2.type == "FROM":
         if tok is not None and tok.type == "COMMA":
             return _unsupported(
-                "Selecting from several resources (FROM a, b) is not supported: query one resource at a "
-                "time, e.g. SELECT card_id FROM review_events WHERE rating = 0, then SELECT * FROM cards "
-                "WHERE card_id IN (...)",
+                SEVERAL_RESOURCES_MESSAGE,
                 offset,
                 _TWO_STEP_HINT,
             )
@@ -1143,16 +1146,9 @@ def _check_tokens(tokens: list[lex.LexToken], limits: Limits) -> None:
         elif kind == "IDENT" and not tok.quoted:
             word = tok.value
             following = tokens[i + 1].type if i + 1 < count else None
-            if word == "join":
-                before = tokens[i - 1] if i > 0 else None
-                at = (
-                    before
-                    if before is not None
-                    and before.type == "IDENT"
-                    and (before.value in _JOIN_QUALIFIERS)
-                    else tok
-                )
-                raise _unsupported(JOIN_MESSAGE, at.lexpos, _TWO_STEP_HINT)
+            join = _join_start(tokens, i)
+            if join is not None:
+                raise _unsupported(JOIN_MESSAGE, join.lexpos, _TWO_STEP_HINT)
             if word in ("union", "intersect", "except"):
                 raise _unsupported(
                     f"{word.upper()} is not supported.",
@@ -1210,9 +1206,18 @@ def _raise_dot(tokens: list[lex.LexToken], i: int) -> None:
     tok = tokens[i]
     # `c.front_text ... JOIN ...`: the qualified name is only a symptom; the JOIN is what the
     # caller must change, so that is the error worth reporting.
-    for other in tokens[i + 1 :]:
-        if other.type == "IDENT" and not other.quoted and other.value == "join":
-            raise _unsupported(JOIN_MESSAGE, other.lexpos, _TWO_STEP_HINT)
+    for k in range(i + 1, len(tokens)):
+        join = _join_start(tokens, k)
+        if join is not None:
+            raise _unsupported(JOIN_MESSAGE, join.lexpos, _TWO_STEP_HINT)
+    # `SELECT a.x, b.y FROM a, b`: likewise the second resource is the mistake, not `a.x`.
+    for k in range(2, len(tokens)):
+        if (
+            tokens[k].type == "COMMA"
+            and tokens[k - 1].type == "IDENT"
+            and tokens[k - 2].type == "FROM"
+        ):
+            raise _unsupported(SEVERAL_RESOURCES_MESSAGE, tokens[k].lexpos, _TWO_STEP_HINT)
     before = tokens[i - 1] if i > 0 else None
     after = tokens[i + 1] if i + 1 < len(tokens) else None
     if (
@@ -1229,6 +1234,23 @@ def _raise_dot(tokens: list[lex.LexToken], i: int) -> None:
     raise _error(
         "Unexpected '.'.", offset=tok.lexpos, hint="Remove the '.'; numbers look like 0.5 or .5."
     )
+
+
+def _join_start(tokens: list[lex.LexToken], i: int) -> lex.LexToken | None:
+    """The first token of a join written at ``tokens[i]`` (``LEFT OUTER JOIN`` starts at
+    LEFT, SQL Server's ``CROSS APPLY`` at CROSS, MySQL's ``STRAIGHT_JOIN``), or None."""
+    tok = tokens[i]
+    if tok.type != "IDENT" or tok.quoted or tok.value not in ("join", "straight_join", "apply"):
+        return None
+    start = i
+    while start > 0 and start > i - 2:
+        before = tokens[start - 1]
+        if before.type != "IDENT" or before.quoted or before.value not in _JOIN_QUALIFIERS:
+            break
+        start -= 1
+    if tok.value == "apply" and start == i:
+        return None  # `apply` alone is a name, not SQL Server's CROSS / OUTER APPLY
+    return tokens[start]
 
 
 def _with_error(tok: lex.LexToken) -> DslError:

@@ -653,16 +653,29 @@ def _value_is_name(info: _TermInfo, node: ast.ColumnRef) -> DslError:
     )
 
 
+def _as_list_literal(text: str) -> str:
+    """A string the caller meant as a list (``'a'``, ``'a,b'``, ``'["a","b"]'``) written as this
+    language's list literal."""
+    inner = text.strip()
+    if inner[:1] in "[{" and inner[-1:] in "]}":
+        inner = inner[1:-1]
+    items = [i.strip().strip('"').strip() for i in inner.split(",")]
+    quoted = [f"'{i.replace(chr(39), chr(39) * 2)}'" for i in items if i]
+    return f"({', '.join(quoted)})"
+
+
 def _convert_array(info: _TermInfo, node: ast.Value) -> tuple[str, ...]:
     """A string-array literal for a string[] column: (…), […], ARRAY[…] or '{a,b}'."""
     if isinstance(node, ast.StringLit):
         parsed = parse_array_text(node.value)
         if parsed is None:
+            listed = _as_list_literal(node.value)
             raise _fail(
                 f"{_display(node)} is a single string but {info.name} is an array ({info.type}).",
                 "type_mismatch",
                 node,
-                f"Write a list of strings, e.g. {info.name} OVERLAP ('tag1', 'tag2').",
+                f"Write the list in parentheses: {listed} (e.g. ('tag1', 'tag2')); in a condition, "
+                f"{info.name} OVERLAP {listed} holds any of them.",
             )
         values = parsed
     elif isinstance(node, ast.ArrayLit):
@@ -740,9 +753,7 @@ def _unknown_column(
     synonym = habits.column_synonym(resource.name, name)
     owners = [r.name for r in RESOURCES if r is not resource and r.column(name) is not None]
     meant = (
-        resource.column(synonym)
-        if synonym and name not in INTERNAL_FIELDS and not owners
-        else None
+        resource.column(synonym) if synonym and name not in INTERNAL_FIELDS and not owners else None
     )
     if meant is not None:
         # A word for the column wins over look-alike spellings, which would answer another

@@ -14,7 +14,7 @@ statement (the row is indexed by its first element):
 - ``#args`` / ``#group``: a parenthesised group, its top-level arguments as ``{k[0]}``, ``{k[1]}``…
   (``{k[-1]}`` the last); ``#array``: ``ARRAY[...]``, ``[...]``, ``(...)`` or a string;
 - ``#array_column``: a name of an array column of the statement's resource;
-- a trailing ``?`` makes an element optional; a leading ``!`` is a look-ahead that must not match.
+- a trailing ``?`` makes an element optional; a leading ``¬`` is a look-ahead that must not match.
 
 Templates (``message``, ``advice``, ``replace``, ``rewrite``, ``suggest``) are ``str.format``-like:
 ``{0}`` is the whole match as written, ``{1}``… each element's capture, ``{fix}`` the replacement
@@ -90,7 +90,11 @@ for _habit in HABITS:
     for _key in _first_keys(_habit):
         _BY_KEY[_key].append(_habit)
 
+_BRACKETED = ("#array", "#args", "#group", "#operand", "#any")
 _KIND_KEYS = {
+    "ARRAY": ("#array", "#word", "#any"),
+    "LPAREN": _BRACKETED,
+    "LBRACKET": _BRACKETED,
     "IDENT": ("#name", "#word", "#operand", "#value", "#any", "#array", "#array_column"),
     "NUMBER": ("#num", "#value", "#operand", "#any"),
     "STRING": ("#str", "#value", "#operand", "#any", "#array"),

@@ -55,8 +55,9 @@ class Habit:
     statements: frozenset[str] | None = None
     when_reason: frozenset[str] | None = None
     reason: str | None = None
-    """None keeps the original error's reason: a row explains a rejection, it does not
-    reclassify it (dsl.md §9: no error loses its reason)."""
+    """None: a construct the parser stops at is ``unsupported_syntax`` at the row's ``at``, while
+    a validation error (a specific reason) keeps its reason and position and only gets the
+    row's explanation; ``"keep"`` keeps the original reason always; a code is used as it is."""
     suggest: tuple[str, ...] = ()
     overrides: bool = False
     """Explain this habit even when the original error points earlier in the statement."""
@@ -76,14 +77,10 @@ def h(
     clauses: str | None = None,
     statements: str | None = None,
     when_reason: str | None = None,
-    reason: str | None = "",
+    reason: str | None = None,
     suggest: str | tuple[str, ...] = (),
     overrides: bool = False,
 ) -> Habit:
-    if reason == "":
-        # A foreign construct is unsupported syntax; a row that refines one specific error
-        # (when_reason) keeps that error's reason.
-        reason = None if when_reason else "unsupported_syntax"
 
     def _tuple(value: str | tuple[str, ...]) -> tuple[str, ...]:
         return (value,) if isinstance(value, str) else value
@@ -111,6 +108,7 @@ def h(
     )
 
 
-CLOCK_NAMES = "|".join(sorted(CLOCK_WORDS - {"now", "current_timestamp"}))
+CLOCK_NAMES = "|".join(sorted((CLOCK_WORDS | {"unix_timestamp"}) - {"now", "current_timestamp"}))
+ANY_CLOCK = "|".join(sorted(CLOCK_WORDS | {"unix_timestamp"}))
 VALUE_CLAUSES = "select where having set values order group"
 READ_FIRST = "SELECT {id_column}, {1} FROM {resource} WHERE {where}"
