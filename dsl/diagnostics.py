@@ -15,6 +15,7 @@ caller made two mistakes), its fragment is still shown, without the full stateme
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ from dsl.habits import Habit
 from dsl.lexer import tokenize
 from dsl.parser import DEFAULT_LIMITS, Limits, parse_batch
 from dsl.resources import get_resource
+
+logger = logging.getLogger(__name__)
 
 # Reasons whose statement text can hold a foreign construct worth explaining; the others (limits,
 # endpoint, empty statements) are about the request as a whole.
@@ -63,6 +66,10 @@ _CLAUSE_OF_TOKEN = {
     "UNNEST": "from",
 }
 _COMPARISON_TYPES = frozenset({"EQ", "NE", "LT", "LE", "GT", "GE"})
+_AFTER_CLAUSE = {
+    "GROUP": frozenset({"HAVING", "ORDER", "LIMIT", "OFFSET"}),
+    "ORDER": frozenset({"LIMIT", "OFFSET"}),
+}
 _STOP_WHERE = frozenset({"GROUP", "ORDER", "LIMIT", "OFFSET", "RETURNING", "HAVING"})
 _RESOURCE_MODIFIERS = frozenset(
     {"top", "low_priority", "high_priority", "delayed", "ignore", "quick", "only"}
@@ -107,30 +114,41 @@ class _Statement:
                 )
             )
         self.kind = self.toks[0].word if self.toks else None
+        self._clauses: list[str | None] | None = None
+        self._resource: tuple[str | None] | None = None
 
     def clause_at(self, i: int) -> str | None:
         """The clause token ``i`` sits in: select, from, where, group, having, order, page, set,
-        values, returning, into; parentheses the token is inside do not end the search."""
-        depth = 0
-        for j in range(i - 1, -1, -1):
-            tok = self.toks[j]
-            if tok.type in ("RPAREN", "RBRACKET"):
-                depth += 1
-            elif tok.type in ("LPAREN", "LBRACKET"):
-                depth = max(0, depth - 1)
-            if depth:
-                continue
-            if tok.type in _CLAUSE_OF_TOKEN:
-                return _CLAUSE_OF_TOKEN[tok.type]
-            if tok.type == "BY" and j > 0:
-                return {"GROUP": "group", "ORDER": "order"}.get(self.toks[j - 1].type)
-            if tok.word == "group" or tok.word == "order":
-                return tok.word
-        return None
+        values, returning, into; inside parentheses, the enclosing clause until one starts
+        within them."""
+        if self._clauses is None:
+            self._clauses = self._clause_of_each_token()
+        return self._clauses[i] if 0 <= i < len(self._clauses) else None
+
+    def _clause_of_each_token(self) -> list[str | None]:
+        clauses: list[str | None] = []
+        stack: list[str | None] = [None]
+        for j, tok in enumerate(self.toks):
+            clauses.append(stack[-1])
+            if tok.type in ("LPAREN", "LBRACKET"):
+                stack.append(stack[-1])
+            elif tok.type in ("RPAREN", "RBRACKET"):
+                if len(stack) > 1:
+                    stack.pop()
+            elif tok.type in _CLAUSE_OF_TOKEN:
+                stack[-1] = _CLAUSE_OF_TOKEN[tok.type]
+            elif tok.type == "BY" and j > 0 and self.toks[j - 1].type in ("GROUP", "ORDER"):
+                stack[-1] = self.toks[j - 1].type.lower()
+        return clauses
 
     def resource(self) -> str | None:
         """The resource the statement names (after FROM, INTO, UPDATE, DESCRIBE), synonyms
         resolved, or None."""
+        if self._resource is None:
+            self._resource = (self._find_resource(),)
+        return self._resource[0]
+
+    def _find_resource(self) -> str | None:
         for j, tok in enumerate(self.toks[:-1]):
             if tok.type in ("FROM", "INTO", "UPDATE", "DESCRIBE") or (
                 j == 0 and tok.type == "DESC"
@@ -190,6 +208,70 @@ class _Statement:
                 return self.text[tok.start :]
         return None
 
+    def select_item(self, position: int) -> str | None:
+        """The ``position``-th item of the select list (its alias when it has one)."""
+        items, depth, start = [], 0, None
+        for j, tok in enumerate(self.toks):
+            if tok.type == "SELECT":
+                start = j + 1
+                continue
+            if start is None:
+                continue
+            if tok.type in ("LPAREN", "LBRACKET"):
+                depth += 1
+            elif tok.type in ("RPAREN", "RBRACKET"):
+                depth -= 1
+            elif depth == 0 and tok.type in ("COMMA", "FROM"):
+                items.append((start, j - 1))
+                start = j + 1
+                if tok.type == "FROM":
+                    break
+        if not 1 <= position <= len(items):
+            return None
+        first, last = items[position - 1]
+        if last - first >= 1 and self.toks[last - 1].type == "AS":
+            return self.toks[last].text
+        return self.text[self.toks[first].start : self.toks[last].end]
+
+    def group_keys(self) -> str | None:
+        """The text of the GROUP BY list."""
+        for j, tok in enumerate(self.toks):
+            if tok.type == "GROUP" and j + 1 < len(self.toks) and self.toks[j + 1].type == "BY":
+                k = j + 2
+                while k < len(self.toks) and self.toks[k].type not in _AFTER_CLAUSE["GROUP"]:
+                    k += 1
+                if k == j + 2:
+                    return None
+                return self.text[self.toks[j + 2].start : self.toks[k - 1].end]
+        return None
+
+    def without_clause(self, kind: str) -> str | None:
+        """The statement without its GROUP BY (``kind`` "GROUP") or ORDER BY clause."""
+        for j, tok in enumerate(self.toks):
+            if tok.type != kind:
+                continue
+            k = j + 1
+            while k < len(self.toks) and self.toks[k].type not in _AFTER_CLAUSE.get(kind, ()):
+                k += 1
+            end = self.toks[k].start if k < len(self.toks) else len(self.text)
+            return _tidy(self.text[: tok.start] + " " + self.text[end:])
+        return None
+
+    def without_item(self, found: _Found) -> str | None:
+        """The statement without the select item the match is (with its alias and comma)."""
+        toks, first, last = self.toks, found.first, found.last
+        if last + 1 < len(toks) and toks[last + 1].type == "AS":
+            last += 2
+        elif last + 1 < len(toks) and toks[last + 1].type == "IDENT":
+            last += 1
+        if first > 0 and toks[first - 1].type == "COMMA":
+            first -= 1
+        elif last + 1 < len(toks) and toks[last + 1].type == "COMMA":
+            last += 1
+        else:
+            return None
+        return _tidy(self.text[: toks[first].start] + " " + self.text[toks[last].end :])
+
     def moved_to_where(self, found: _Found) -> str | None:
         """The statement with the match removed and its parenthesised condition (``FILTER (WHERE
         c)``) added to the WHERE."""
@@ -201,20 +283,7 @@ class _Statement:
         if condition == inner or not condition:
             return None
         head = self.text[: self.toks[found.first].start].rstrip()
-        tail = self.text[self.toks[found.last].end :]
-        text = f"{head}{tail}"
-        shifted = _Statement(text, tokenize(text), 0)
-        for j, tok in enumerate(shifted.toks):
-            if tok.type == "WHERE":
-                rest = shifted.where_text()
-                if rest is None:
-                    return None
-                start = shifted.toks[j + 1].start
-                return f"{text[:start]}({condition}) AND ({rest}){text[start + len(rest) :]}"
-        for tok in shifted.toks:
-            if tok.type in ("GROUP", "ORDER", "LIMIT", "OFFSET", "HAVING"):
-                return f"{text[: tok.start].rstrip()} WHERE {condition} {text[tok.start :]}"
-        return f"{text.rstrip()} WHERE {condition}"
+        return _with_condition(f"{head}{self.text[self.toks[found.last].end :]}", condition)
 
     def named_resource(self) -> str | None:
         """A resource named as a value or an argument (catalog look-ups name their table so)."""
@@ -225,6 +294,23 @@ class _Statement:
                 if name is not None:
                     return name
         return None
+
+
+def _with_condition(text: str, condition: str) -> str | None:
+    """``text`` with ``condition`` added to its WHERE (or as a new WHERE before GROUP BY,
+    ORDER BY, LIMIT or OFFSET)."""
+    stmt = _Statement(text, tokenize(text), 0)
+    for j, tok in enumerate(stmt.toks):
+        if tok.type == "WHERE":
+            rest = stmt.where_text()
+            if rest is None:
+                return None
+            start = stmt.toks[j + 1].start
+            return f"{text[:start]}({condition}) AND ({rest}){text[start + len(rest) :]}"
+    for tok in stmt.toks:
+        if tok.type in ("GROUP", "ORDER", "LIMIT", "OFFSET", "HAVING"):
+            return f"{text[: tok.start].rstrip()} WHERE {condition} {text[tok.start :]}"
+    return f"{text.rstrip()} WHERE {condition}"
 
 
 def _split_statements(sql: str) -> list[list[lex.LexToken]]:
@@ -496,6 +582,24 @@ def _columns(text: str) -> str:
     return ", ".join(n.lower() for n in names)
 
 
+def _null_meaning(text: str) -> str:
+    """What "no value" is for a column that is never NULL (``reps`` → ``reps = 0``)."""
+    meaning = habits.NULL_MEANINGS.get(text.strip().lower())
+    if meaning is None:
+        raise ValueError(text)
+    return meaning
+
+
+def _empty_value(text: str) -> str:
+    """The empty value a never-NULL column takes: ``tags = ()``, ``back_text = ''``."""
+    name = text.strip().lower()
+    if name in ("tags", "effort_levels"):
+        return f"{name} = ()"
+    if name in ("back_text", "card_type"):
+        return f"{name} = ''"
+    raise ValueError(text)
+
+
 def _underscores(text: str) -> str:
     count = int(_number(text)) + 1
     if not 0 < count <= 1000:
@@ -582,6 +686,8 @@ _FILTERS: dict[str, Callable[[str], str]] = {
     "lower": _lower,
     "mirror": _mirror,
     "json_word": _json_word,
+    "null_meaning": _null_meaning,
+    "empty_value": _empty_value,
     "glob_like": _glob_like,
     "negated_eq": _negated_eq,
     "col_in": _col_in,
@@ -668,6 +774,24 @@ def _match_element(stmt: _Statement, element: str, i: int) -> _Capture | None:
         if tok.type == "MINUS" and i + 1 < len(toks) and toks[i + 1].type == "NUMBER":
             return _Capture(stmt, i, i + 1)
         return None
+    if element.startswith("#upto:"):
+        # One or more tokens up to (not including) ``stop`` outside brackets.
+        stop, depth = element[6:], 0
+        for j in range(i, len(toks)):
+            t = toks[j]
+            if (
+                depth == 0
+                and j > i
+                and (t.word == stop or (t.word is None and t.text.lower() == stop))
+            ):
+                return _Capture(stmt, i, j - 1)
+            if t.type in ("LPAREN", "LBRACKET"):
+                depth += 1
+            elif t.type in ("RPAREN", "RBRACKET"):
+                if depth == 0:
+                    return _Capture(stmt, i, j - 1) if stop == ")" and j > i else None
+                depth -= 1
+        return None
     if element in ("#args", "#group"):
         if tok.type != "LPAREN":
             return None
@@ -735,17 +859,28 @@ class _Found:
         return stmt.toks[index].start
 
 
-def _habits_in(stmt: _Statement) -> Iterator[_Found]:
-    """Every habit row matching somewhere in the statement, in token order (row order within a
-    token)."""
-    for i in range(len(stmt.toks)):
-        tok = stmt.toks[i]
+def _habits_in(stmt: _Statement, until: int | None = None) -> Iterator[_Found]:
+    """Every habit row matching in the statement, in token order (row order within a token),
+    starting at tokens up to offset ``until`` (a construct that begins after the error cannot
+    be what the parser stopped at)."""
+    toks = stmt.toks
+    for i in range(len(toks)):
+        tok = toks[i]
+        if until is not None and tok.start > until:
+            return
         key = tok.word if tok.word is not None else tok.text.lower()
         rows = habits.rows_starting_with(key, tok.type)
         if not rows:
             continue
+        following = None
+        if i + 1 < len(toks):
+            nxt = toks[i + 1]
+            following = nxt.word if nxt.word is not None else nxt.text.lower()
         clause = stmt.clause_at(i)
         for habit in rows:
+            second = habits.second_keys(habit)
+            if second is not None and following not in second:
+                continue
             if habit.clauses is not None and clause not in habit.clauses:
                 continue
             if habit.statements is not None and stmt.kind not in habit.statements:
@@ -1234,6 +1369,28 @@ class _Context(dict):
             return None
         if key in _SHAPE_FIELDS:
             return _shape_field(key, stmt, found, self)
+        if key == "select_item":
+            numbers = [
+                c
+                for c in found.captures
+                if c.last >= c.first and stmt.toks[c.first].type == "NUMBER"
+            ]
+            return stmt.select_item(int(stmt.toks[numbers[-1].first].value)) if numbers else None
+        if key == "ungrouped":
+            # The match replaced by its first argument, and no GROUP BY: the rows themselves,
+            # ordered by what was grouped.
+            groups = [c for c in found.captures if c.args]
+            if not groups:
+                return None
+            text = _spliced(stmt, found, groups[0].args[0].strip())
+            shifted = _Statement(text, tokenize(text), 0)
+            keys = shifted.group_keys()
+            plain = shifted.without_clause("GROUP")
+            if not keys or plain is None:
+                return None
+            return plain if "ORDER BY" in plain.upper() else f"{plain} ORDER BY {keys}"
+        if key == "without_item":
+            return stmt.without_item(found)
         if key == "any_like":
             column, negated, operator = (
                 found.captures[0].text,
@@ -1346,15 +1503,21 @@ class _Candidate:
 def _candidates(stmt: _Statement, found: _Found) -> Iterator[_Candidate]:
     habit = found.habit
     region_start = stmt.toks[found.first].start
+    condition = _format(habit.condition, found, stmt) if habit.condition else None
+    if habit.condition and condition is None:
+        return
     for template in habit.replace:
         fragment = _format(template, found, stmt)
         if fragment is None:
             continue
-        yield _Candidate(
-            _spliced(stmt, found, fragment),
-            fragment or None,
-            (region_start, region_start + len(fragment)),
-        )
+        statement = _spliced(stmt, found, fragment)
+        if condition is not None:
+            statement = _with_condition(statement, condition)
+            if statement is None:
+                continue
+            yield _Candidate(statement, statement, (0, len(statement)))
+            continue
+        yield _Candidate(statement, fragment or None, (region_start, region_start + len(fragment)))
     for template in habit.rewrite:
         statement = _format(template, found, stmt)
         if statement:
@@ -1441,7 +1604,12 @@ def _found_here(stmt: _Statement, error: DslError, base: int) -> list[_Found]:
     offset = None if error.offset is None else error.offset - base
     generic = error.reason == "syntax_error" and not error.suggestions
     rows: list[_Found] = []
-    for found in _habits_in(stmt):
+    until = (
+        None
+        if offset is None or (error.reason == "syntax_error" and not error.suggestions)
+        else offset
+    )
+    for found in _habits_in(stmt, None if until is None else until):
         if found.habit.when_reason and error.reason not in found.habit.when_reason:
             continue
         if "at_error" in found.habit.tags and offset is not None and found.offset(stmt) != offset:
@@ -1459,9 +1627,20 @@ def _found_here(stmt: _Statement, error: DslError, base: int) -> list[_Found]:
 
 
 def teach(error: DslError, sql: str, limits: Limits = DEFAULT_LIMITS) -> DslError:
-    """``error`` as the caller should read it: the habit it shows, named, with a fix."""
+    """``error`` as the caller should read it: the habit it shows, named, with a fix.
+
+    Never raises: explaining is best effort, and a failure here must not turn the caller's
+    400 into a 500, so it is logged and the original error stands."""
     if error.reason not in _TEACHABLE or not isinstance(sql, str):
         return error
+    try:
+        return _teach(error, sql, limits)
+    except Exception:
+        logger.exception("dsl.diagnostics could not explain %s", error.reason)
+        return error
+
+
+def _teach(error: DslError, sql: str, limits: Limits) -> DslError:
     located = _failed_statement(sql, error)
     if located is None:
         return error
@@ -1488,6 +1667,9 @@ def teach(error: DslError, sql: str, limits: Limits = DEFAULT_LIMITS) -> DslErro
     first_step = corrected is not None and (
         "first_step" in habit.tags or _is_read_before_write(stmt.kind, corrected)
     )
+    if kept and corrected is None and fragment is None:
+        # Nothing better than what the validator said: keep its hint, and try its suggestion.
+        return _with_correction(error, sql, stmt, base, limits)
     if kept and advice:
         explanation = _format(habit.message, found, stmt)
         if explanation:

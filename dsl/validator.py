@@ -500,11 +500,17 @@ def _convert_scalar(info: _TermInfo, node: ast.Value, *, check_enum: bool = True
     if isinstance(node, ast.ColumnRef):
         raise _value_is_name(info, node)
     if isinstance(node, ast.NullLit):
+        column = info.column
+        never_null = column is not None and not column.nullable and info.name == column.name
+        empty = _empty_value(column) if never_null and column is not None else None
         raise _fail(
             f"NULL is not a value to compare {info.name} with.",
             "type_mismatch",
             node,
-            f"Use {info.name} IS NULL or {info.name} IS NOT NULL.",
+            f"Use {info.name} IS NULL or {info.name} IS NOT NULL."
+            if not never_null
+            else f"{info.name} is never NULL; "
+            + (f"an empty one is {empty}." if empty else "drop the condition."),
         )
     if isinstance(node, ast.ArrayLit):
         raise _mismatch(info, node, "a list")
@@ -582,17 +588,23 @@ def _check_nullable(term: Term, node: ast.IsNull) -> None:
         return
     test = "IS NOT NULL" if node.negated else "IS NULL"
     name = column.name
+    meaning = habits.NULL_MEANINGS.get(name)
     if column.is_array:
         fix = f"NOT {name} = ()" if node.negated else f"{name} = ()"
-        hint = f"An empty list is written (): write {fix}."
+        hint = f"{name} is never NULL and an empty list is written (): write {fix}."
     elif column.virtual:
         fix = "NOT tags = ()" if node.negated else "tags = ()"
-        hint = f"A card without tags has no tag rows; find such cards with {fix}."
+        hint = (
+            f"tag is never NULL: a card without tags has no tag rows; find such cards with {fix}."
+        )
+    elif meaning is not None:
+        fix = f"NOT {meaning}" if node.negated else meaning
+        hint = f"{name} is never NULL; what you mean is probably {fix}."
     elif column.type == STRING and not node.negated:
         fix = f"{name} = ''"
-        hint = f"Every row has a {name}; test for empty text with {fix}, or drop the condition."
+        hint = f"{name} is never NULL; test for empty text with {fix}, or drop the condition."
     else:
-        hint = f"Every row has a {name}, so {test} never narrows anything: drop the condition."
+        hint = f"{name} is never NULL, so {test} never narrows anything: drop the condition."
     raise _fail(
         f"{name} is never NULL, so {name} {test} is not a useful test.",
         "type_mismatch",
@@ -742,7 +754,12 @@ def _resolve_resource(name: str, node: ast.Node, span: ast.Span) -> Resource:
 
 
 def _unknown_column(
-    resource: Resource, ref: ast.ColumnRef, extra_names: Iterable[str] = (), hint: str | None = None
+    resource: Resource,
+    ref: ast.ColumnRef,
+    extra_names: Iterable[str] = (),
+    hint: str | None = None,
+    *,
+    writing: bool = False,
 ) -> DslError:
     name = ref.name
     visible = [c.name for c in resource.columns] + list(extra_names)
@@ -751,6 +768,11 @@ def _unknown_column(
     if name == "id" and resource.id_column not in suggestions:
         suggestions.insert(0, resource.id_column)
     synonym = habits.column_synonym(resource.name, name)
+    if writing:
+        synonym = habits.WRITE_SYNONYMS.get(resource.name, {}).get(name, synonym)
+    explained = habits.COLUMN_HINTS.get(resource.name, {}).get(name)
+    if explained is not None and hint is None:
+        hint, synonym = explained, None
     owners = [r.name for r in RESOURCES if r is not resource and r.column(name) is not None]
     meant = (
         resource.column(synonym) if synonym and name not in INTERNAL_FIELDS and not owners else None
@@ -1135,11 +1157,18 @@ class _Conditions:
             self._casefold_only(term, node, op)
         if isinstance(right, ast.NullLit) and op in ("=", "!="):
             fix = "IS NULL" if op == "=" else "IS NOT NULL"
+            never_null = isinstance(term, Column) and not term.nullable
+            empty = _empty_value(term) if isinstance(term, Column) and never_null else None
+            if empty is not None and op != "=":
+                empty = f"NOT {empty}"
             raise _fail(
                 f"{info.name} {op} NULL is never true.",
                 "type_mismatch",
                 right,
-                f"Use {info.name} {fix}.",
+                f"Use {info.name} {fix}."
+                if not never_null
+                else f"{info.name} is never NULL; "
+                + (f"an empty one is {empty}." if empty else "drop the condition."),
             )
         if info.type == STRING_ARRAY and isinstance(term, Column):
             if op == "=" and isinstance(right, ast.StringLit):
@@ -1420,7 +1449,7 @@ def _writable_resource(name: str, node: ast.Node, span: ast.Span, verb: str) -> 
 def _write_column(resource: Resource, ref: ast.ColumnRef) -> Column:
     column = resource.column(ref.name)
     if column is None:
-        raise _unknown_column(resource, ref)
+        raise _unknown_column(resource, ref, writing=True)
     if not column.writable:
         writable = ", ".join(c.name for c in resource.writable_columns)
         raise _fail(
@@ -1434,14 +1463,27 @@ def _write_column(resource: Resource, ref: ast.ColumnRef) -> Column:
     return column
 
 
+def _empty_value(column: Column) -> str | None:
+    """How a column that is never NULL writes "nothing": () for arrays, '' for text that may be
+    empty; None when it has no such value."""
+    if column.is_array:
+        return f"{column.name} = ()"
+    if column.type == STRING and not column.required:
+        return f"{column.name} = ''"
+    return None
+
+
 def _write_value(column: Column, node: ast.Value) -> Any:
     if isinstance(node, ast.NullLit):
+        empty = _empty_value(column)
+        example = _example(column.type, column.allowed_values if not column.is_array else None)
         raise _fail(
             f"{column.name} cannot be NULL.",
             "invalid_value",
             node,
-            f"Give a value, e.g. {column.name} = {_example(column.type, column.allowed_values if not column.is_array else None)}"
-            + (" (use () for no tags)." if column.is_array else "."),
+            f"Write {empty} for an empty value, e.g. SET {empty}."
+            if empty
+            else f"Give a value, e.g. {column.name} = {example}.",
         )
     info = _term_info(column)
     if column.is_array:

@@ -41,33 +41,52 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from dsl.habits import aggregates, arrays, casts, catalogs, clock, joins, paging, text, writes
+from dsl.habits import (
+    aggregates,
+    arrays,
+    casts,
+    catalogs,
+    clock,
+    joins,
+    nulls,
+    paging,
+    text,
+    writes,
+)
 from dsl.habits.base import CLOCK_WORDS, INTERVAL_UNITS, Habit
 from dsl.habits.names import (
+    COLUMN_HINTS,
     COLUMN_SYNONYMS,
+    NULL_MEANINGS,
     RESOURCE_SYNONYMS,
     SCHEDULING_COLUMNS,
     VALUE_SYNONYMS,
+    WRITE_SYNONYMS,
     column_synonym,
     resource_for,
 )
 
 __all__ = [
     "CLOCK_WORDS",
+    "COLUMN_HINTS",
     "COLUMN_SYNONYMS",
     "HABITS",
     "INTERVAL_UNITS",
+    "NULL_MEANINGS",
     "RESOURCE_SYNONYMS",
     "SCHEDULING_COLUMNS",
     "VALUE_SYNONYMS",
+    "WRITE_SYNONYMS",
     "Habit",
     "column_synonym",
     "resource_for",
     "rows_starting_with",
+    "second_keys",
 ]
 
 # Earlier rows are the more specific: within one token, the first matching row explains it.
 HABITS: tuple[Habit, ...] = (
+    *nulls.ROWS,
     *clock.ROWS,
     *casts.ROWS,
     *arrays.ROWS,
@@ -102,6 +121,32 @@ _KIND_KEYS = {
 
 
 _ORDER = {id(habit): index for index, habit in enumerate(HABITS)}
+
+
+_ONE_TOKEN = ("#name", "#word", "#num", "#str", "#any", "#array_column")
+
+
+def _literal_second(habit: Habit) -> frozenset[str] | None:
+    """The second element's spellings when the first element is one token and the second a
+    plain word or operator; None otherwise."""
+    if len(habit.match) < 2:
+        return None
+    first, element = habit.match[0], habit.match[1]
+    if first.startswith("#") and first not in _ONE_TOKEN:
+        return None
+    options = [o for o in element.split("|") if o] or [element]
+    if element.startswith("¬") or element.endswith("?") or any(o.startswith("#") for o in options):
+        return None
+    return frozenset(o.lower() for o in options)
+
+
+_SECOND = {id(habit): _literal_second(habit) for habit in HABITS}
+
+
+def second_keys(habit: Habit) -> frozenset[str] | None:
+    """The spellings the token after a match's first may have, or None for any (a cheap test
+    before the whole pattern is matched)."""
+    return _SECOND[id(habit)]
 
 
 def rows_starting_with(key: str, kind: str) -> list[Habit]:

@@ -49,6 +49,8 @@ class Habit:
     advice: str
     replace: tuple[str, ...] = ()
     rewrite: tuple[str, ...] = ()
+    condition: str | None = None
+    """A condition the rewrite adds to the statement's WHERE (``FILTER (WHERE c)`` → ``WHERE c``)."""
     fallback: str | None = None
     at: int = 0
     clauses: frozenset[str | None] | None = None
@@ -72,6 +74,7 @@ def h(
     *,
     replace: str | tuple[str, ...] = (),
     rewrite: str | tuple[str, ...] = (),
+    condition: str | None = None,
     fallback: str | None = None,
     at: int = 0,
     clauses: str | None = None,
@@ -97,6 +100,7 @@ def h(
         advice=advice,
         replace=_tuple(replace),
         rewrite=_tuple(rewrite),
+        condition=condition,
         fallback=fallback,
         at=at,
         clauses=_set(clauses),

@@ -192,6 +192,15 @@ ROWS: tuple[Habit, ...] = (
         fallback="Compare with NOW() minus an INTERVAL, e.g. reviewed_at_server > NOW() - INTERVAL '7 days'",
     ),
     h(
+        "names",
+        "interval ¬#str ¬#num",
+        "Unknown column for {resource}: interval (INTERVAL starts an interval literal here).",
+        "The days until the next review are fsrs_scheduled_days: write {fix}",
+        replace="fsrs_scheduled_days",
+        reason="unknown_column",
+        statements="select",
+    ),
+    h(
         "clock",
         "interval #num #word",
         "INTERVAL takes its amount and unit in one quoted string.",

@@ -61,11 +61,12 @@ COLUMN_SYNONYMS: dict[str, dict[str, str]] = {
             ("lapse_count", "failures", "forgotten", "fail_count", "times_forgotten", "errors"),
             "lapses",
         ),
-        **dict.fromkeys(("difficulty", "ease", "ease_factor", "factor", "easiness"), "fsrs_difficulty"),
+        **dict.fromkeys(("difficulty", "ease", "ease_factor", "factor", "easiness", "d"), "fsrs_difficulty"),
         **dict.fromkeys(
-            ("stability", "interval", "ivl", "memory_strength", "strength"), "fsrs_stability"
+            ("stability", "memory_strength", "strength"), "fsrs_stability"
         ),
-        **dict.fromkeys(("scheduled_days", "interval_days", "days_interval"), "fsrs_scheduled_days"),
+        **dict.fromkeys(("scheduled_days", "interval_days", "days_interval", "interval", "ivl", "interval_days_next"),
+            "fsrs_scheduled_days",),
         **dict.fromkeys(
             ("created", "creation_date", "date_created", "created_on", "added", "added_at",
              "inserted_at", "create_time", "created_date"),
@@ -78,7 +79,7 @@ COLUMN_SYNONYMS: dict[str, dict[str, str]] = {
         ),
         **dict.fromkeys(
             ("tag_list", "labels", "label", "keywords", "categories", "category", "topics",
-             "topic", "subjects", "tagged", "deck", "deck_name", "decks"),
+             "topic", "subjects", "tagged"),
             "tags",
         ),
         **dict.fromkeys(
@@ -93,7 +94,7 @@ COLUMN_SYNONYMS: dict[str, dict[str, str]] = {
         **dict.fromkeys(("title", "deck_name", "label", "deck", "description", "deck_title"), "name"),
         **dict.fromkeys(
             ("tag_list", "labels", "keywords", "categories", "category", "topics", "filter",
-             "tag_filter", "tag"),
+             "tag_filter", "tag", "filter_tags", "tags_filter", "deck_tags"),
             "tags",
         ),
         **dict.fromkeys(("effort", "effort_level", "levels", "level", "efforts"), "effort_levels"),
@@ -145,6 +146,30 @@ SCHEDULING_COLUMNS = frozenset(
         "fsrs_last_reviewed_at",
     }
 )
+
+# What "no value" means for a column that is never NULL (a card not yet reviewed).
+NULL_MEANINGS: dict[str, str] = {
+    "reps": "reps = 0",
+    "lapses": "lapses = 0",
+    "fsrs_card_state": "fsrs_card_state = 'new'",
+}
+
+# Per resource: names that have no column but an explanation (and possibly a first step).
+COLUMN_HINTS: dict[str, dict[str, str]] = {
+    "cards": dict.fromkeys(
+        ("deck", "deck_name", "deck_id", "decks", "deck_title"),
+        "Cards have no deck column: a deck is a saved filter (the decks resource) over tags and "
+        "effort levels; read it with SELECT tags, effort_levels FROM decks WHERE name = '...', then "
+        "filter cards with tags OVERLAP (...).",
+    ),
+}
+
+# Words that name a different column when the statement writes (the writable one).
+WRITE_SYNONYMS: dict[str, dict[str, str]] = {
+    "cards": dict.fromkeys(
+        ("difficulty", "level", "effort", "difficulty_level", "size", "time_needed"), "effort_level"
+    ),
+}
 
 # String values of an integer column that agents write as words.
 VALUE_SYNONYMS: dict[str, dict[str, str]] = {
