@@ -233,6 +233,68 @@ class _Statement:
             return self.toks[last].text
         return self.text[self.toks[first].start : self.toks[last].end]
 
+    def _insert_parts(
+        self,
+    ) -> tuple[int, list[tuple[int, int]], list[list[tuple[int, int]]], int] | None:
+        """(index of the column list's "(", its column spans, each VALUES row's value spans,
+        index just past the last row) of an INSERT; None for other shapes."""
+        toks = self.toks
+        if self.kind != "insert":
+            return None
+        open_ = next((j for j, t in enumerate(toks) if t.type == "LPAREN"), None)
+        values = next((j for j, t in enumerate(toks) if t.type == "VALUES"), None)
+        if open_ is None or values is None or open_ > values:
+            return None
+        close = _balanced_end(toks, open_)
+        if close is None or close > values:
+            return None
+        columns = _spans(toks, open_, close)
+        rows, j = [], values + 1
+        while j < len(toks) and toks[j].type == "LPAREN":
+            end = _balanced_end(toks, j)
+            if end is None:
+                return None
+            rows.append(_spans(toks, j, end))
+            j = end + 1
+            if j < len(toks) and toks[j].type == "COMMA":
+                j += 1
+        return open_, columns, rows, j
+
+    def insert_without(self, index: int) -> str | None:
+        """The INSERT without the column at token ``index`` and its value in every row."""
+        parts = self._insert_parts()
+        if parts is None:
+            return None
+        _, columns, rows, end = parts
+        position = next((n for n, (a, _) in enumerate(columns) if a == index), None)
+        if position is None or len(columns) < 2 or any(len(r) != len(columns) for r in rows):
+            return None
+        text, toks = self.text, self.toks
+
+        def joined(spans: list[tuple[int, int]]) -> str:
+            kept = [s for n, s in enumerate(spans) if n != position]
+            return ", ".join(text[toks[a].start : toks[b].end] for a, b in kept)
+
+        head = text[: toks[parts[0]].start].rstrip()
+        body = ", ".join(f"({joined(r)})" for r in rows)
+        tail = text[toks[end].start :] if end < len(toks) else ""
+        return _tidy(f"{head} ({joined(columns)}) VALUES {body} {tail}")
+
+    def column_of_value(self, index: int) -> str | None:
+        """The column the value at token ``index`` is written to (SET col = v, or VALUES)."""
+        toks = self.toks
+        if index >= 2 and toks[index - 1].type == "EQ" and toks[index - 2].type == "IDENT":
+            return toks[index - 2].word
+        parts = self._insert_parts()
+        if parts is None:
+            return None
+        _, columns, rows, _ = parts
+        for row in rows:
+            for n, (a, b) in enumerate(row):
+                if a <= index <= b and n < len(columns):
+                    return toks[columns[n][0]].word
+        return None
+
     def group_keys(self) -> str | None:
         """The text of the GROUP BY list."""
         for j, tok in enumerate(self.toks):
@@ -721,6 +783,23 @@ def _balanced_end(toks: list[_Tok], i: int) -> int | None:
             if depth == 0:
                 return j
     return None
+
+
+def _spans(toks: list[_Tok], open_: int, close: int) -> list[tuple[int, int]]:
+    """The token spans of the top-level comma-separated items between two brackets."""
+    spans, depth, start = [], 0, open_ + 1
+    for j in range(open_ + 1, close):
+        kind = toks[j].type
+        if kind in ("LPAREN", "LBRACKET"):
+            depth += 1
+        elif kind in ("RPAREN", "RBRACKET"):
+            depth -= 1
+        elif kind == "COMMA" and depth == 0:
+            spans.append((start, j - 1))
+            start = j + 1
+    if start <= close - 1:
+        spans.append((start, close - 1))
+    return [(a, b) for a, b in spans if a <= b]
 
 
 def _arguments(stmt: _Statement, open_: int, close: int) -> list[str]:
@@ -1389,6 +1468,11 @@ class _Context(dict):
             if not keys or plain is None:
                 return None
             return plain if "ORDER BY" in plain.upper() else f"{plain} ORDER BY {keys}"
+        if key == "insert_without":
+            return stmt.insert_without(found.first)
+        if key == "column_default":
+            column = stmt.column_of_value(found.first)
+            return habits.COLUMN_DEFAULTS.get(column) if column else None
         if key == "without_item":
             return stmt.without_item(found)
         if key == "any_like":
@@ -1665,13 +1749,13 @@ def _teach(error: DslError, sql: str, limits: Limits) -> DslError:
     # A row tagged first_step (a JOIN's first query) answers with the statement to run before
     # the real one, never with a "corrected" statement of another meaning.
     first_step = corrected is not None and (
-        "first_step" in habit.tags or _is_read_before_write(stmt.kind, corrected)
+        "first_step" in habit.tags or _is_first_step(stmt, corrected)
     )
     if kept and corrected is None and fragment is None:
         # Nothing better than what the validator said: keep its hint, and try its suggestion.
         return _with_correction(error, sql, stmt, base, limits)
     if kept and advice:
-        explanation = _format(habit.message, found, stmt)
+        explanation = _format(habit.message, found, stmt) or error.hint
         if explanation:
             advice = f"{explanation.rstrip('.')}; {advice[:1].lower()}{advice[1:]}"
     hint = _sentence(advice or error.hint, corrected, "read first" if first_step else "e.g.")
@@ -1715,12 +1799,13 @@ def _classified(error: DslError, habit: Habit, at: int) -> tuple[str, int | None
     return error.reason, error.offset if error.offset is not None else at
 
 
-def _is_read_before_write(kind: str | None, corrected: str) -> bool:
-    """A write that has no equivalent is answered with the read to run before it; that read is
-    a first step, not the corrected statement."""
-    return (
-        kind in ("insert", "update", "delete") and corrected.split(None, 1)[0].lower() == "select"
-    )
+def _is_first_step(stmt: _Statement, corrected: str) -> bool:
+    """A statement with no equivalent is answered with the read to run before it (a write's
+    rows, a deck's filter): that read is a first step, not the corrected statement."""
+    if stmt.kind in ("insert", "update", "delete"):
+        return corrected.split(None, 1)[0].lower() == "select"
+    other = _Statement(corrected, tokenize(corrected), 0)
+    return stmt.kind == "select" and other.kind == "select" and other.resource() != stmt.resource()
 
 
 def _with_correction(
@@ -1745,7 +1830,9 @@ def _sentence(advice: str, corrected: str | None, label: str = "e.g.") -> str:
     if corrected is None or len(corrected) > _MAX_SHOWN_STATEMENT or corrected in advice:
         return advice if advice.endswith((".", "?", ")")) or not advice else advice + "."
     if label == "e.g.":
-        return f"{advice.rstrip('.')}, e.g. {corrected}"
+        # The corrected statement is the hint's one "e.g.": an example inside the advice
+        # becomes "as in", so the statement after "e.g." always runs to the end of the hint.
+        return f"{advice.rstrip('.').replace('e.g. ', 'as in ')}, e.g. {corrected}"
     return f"{advice.rstrip('.')}; {label}: {corrected}"
 
 

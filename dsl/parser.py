@@ -1198,7 +1198,7 @@ def _check_tokens(tokens: list[lex.LexToken], limits: Limits) -> None:
         raise _unsupported(
             "SELECT without FROM is not supported.",
             first.lexpos,
-            "Every SELECT reads one resource, e.g. SELECT * FROM cards LIMIT 10; SHOW TABLES lists them.",
+            "Every SELECT reads one resource (SHOW TABLES lists them), e.g. SELECT * FROM cards LIMIT 10.",
         )
 
 

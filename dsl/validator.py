@@ -1440,8 +1440,11 @@ def _writable_resource(name: str, node: ast.Node, span: ast.Span, verb: str) -> 
             f"{verb} on {resource.name} is not allowed: {resource.name} is read-only.{command}",
             reason="unsupported_syntax",
             offset=span[0],
-            hint=resource.explicit_command_hint
-            or "Only cards and decks are writable; read this resource with SELECT.",
+            hint=f"{resource.name} is read-only: "
+            + (
+                resource.explicit_command_hint
+                or "only cards and decks are writable; read this resource with SELECT."
+            ),
         )
     return resource
 
@@ -1456,7 +1459,7 @@ def _write_column(resource: Resource, ref: ast.ColumnRef) -> Column:
             f"{column.name} is read-only; the writable columns of {resource.name} are: {writable}.",
             "read_only_column",
             ref,
-            f"Write only {writable}."
+            habits.SCHEDULING_COMMANDS.get(column.name, f"Write only {writable}.")
             if column.name != "tag"
             else "Write the tags column, e.g. tags = ('english', 'verbs').",
         )

@@ -50,16 +50,19 @@ from dsl.habits import (
     joins,
     nulls,
     paging,
+    syntax,
     text,
     writes,
 )
 from dsl.habits.base import CLOCK_WORDS, INTERVAL_UNITS, Habit
 from dsl.habits.names import (
+    COLUMN_DEFAULTS,
     COLUMN_HINTS,
     COLUMN_SYNONYMS,
     NULL_MEANINGS,
     RESOURCE_SYNONYMS,
     SCHEDULING_COLUMNS,
+    SCHEDULING_COMMANDS,
     VALUE_SYNONYMS,
     WRITE_SYNONYMS,
     column_synonym,
@@ -68,6 +71,7 @@ from dsl.habits.names import (
 
 __all__ = [
     "CLOCK_WORDS",
+    "COLUMN_DEFAULTS",
     "COLUMN_HINTS",
     "COLUMN_SYNONYMS",
     "HABITS",
@@ -75,6 +79,7 @@ __all__ = [
     "NULL_MEANINGS",
     "RESOURCE_SYNONYMS",
     "SCHEDULING_COLUMNS",
+    "SCHEDULING_COMMANDS",
     "VALUE_SYNONYMS",
     "WRITE_SYNONYMS",
     "Habit",
@@ -96,6 +101,7 @@ HABITS: tuple[Habit, ...] = (
     *catalogs.ROWS,
     *writes.ROWS,
     *joins.ROWS,
+    *syntax.ROWS,
 )
 
 

@@ -84,7 +84,7 @@ ROWS: tuple[Habit, ...] = (
         "aggregates",
         "count ( distinct #name , #name )",
         "COUNT(DISTINCT ...) takes one column; distinct pairs are the groups of GROUP BY.",
-        "Group by both columns, e.g. {fix} (rowCount is the number of distinct pairs; page with OFFSET)",
+        "Group by both columns (rowCount is then the number of distinct pairs; page with OFFSET), e.g. {fix}",
         rewrite="SELECT {4}, {6}, COUNT(*) FROM {resource} GROUP BY {4}, {6}",
         at=4,
     ),
@@ -139,7 +139,7 @@ ROWS: tuple[Habit, ...] = (
         "aggregates",
         "median ( #name )",
         "MEDIAN() is not supported: read the ordered values and take the middle one.",
-        "Read the values in order, e.g. {fix}; AVG({3}) gives the mean",
+        "AVG({3}) gives the mean; for the median read the values in order, e.g. {fix}",
         rewrite="SELECT {3} FROM {resource} ORDER BY {3}",
     ),
     h(

@@ -64,6 +64,8 @@ class Habit:
     overrides: bool = False
     """Explain this habit even when the original error points earlier in the statement."""
     tags: tuple[str, ...] = field(default=())
+    """``first_step``: the rewrite is a read to run first, never a corrected statement;
+    ``at_error``: the row explains only an error that points where the row does."""
 
 
 def h(
@@ -83,6 +85,7 @@ def h(
     reason: str | None = None,
     suggest: str | tuple[str, ...] = (),
     overrides: bool = False,
+    tags: tuple[str, ...] = (),
 ) -> Habit:
 
     def _tuple(value: str | tuple[str, ...]) -> tuple[str, ...]:
@@ -109,6 +112,7 @@ def h(
         reason=reason,
         suggest=_tuple(suggest),
         overrides=overrides,
+        tags=tags,
     )
 
 

@@ -21,7 +21,7 @@ ROWS: tuple[Habit, ...] = (
     ),
     h(
         "catalogs",
-        "from sqlite_master|sqlite_schema|sqlite_temp_master|pg_tables|pg_class|pg_attribute|pg_stat_user_tables|all_tables|user_tables|tables|columns|tab|dual|sysobjects|syscolumns|information_schema",
+        "from sqlite_master|sqlite_schema|sqlite_temp_master|pg_tables|pg_indexes|pg_views|pg_stat_all_tables|sqlite_sequence|pg_class|pg_attribute|pg_stat_user_tables|all_tables|user_tables|tables|columns|tab|dual|sysobjects|syscolumns|information_schema",
         "{2} is not available; the schema is read with SHOW TABLES and DESCRIBE.",
         "Run {fix}",
         rewrite=("DESCRIBE {named_resource}", "SHOW TABLES"),
@@ -30,10 +30,10 @@ ROWS: tuple[Habit, ...] = (
     ),
     h(
         "catalogs",
-        "\\ d #word",
+        "\\ d +? #word",
         "Backslash commands (\\d) belong to psql; here the columns of a resource are listed by DESCRIBE.",
         "Run {fix}",
-        rewrite=("DESCRIBE {3:resource_name}", "SHOW TABLES"),
+        rewrite=("DESCRIBE {4:resource_name}", "SHOW TABLES"),
     ),
     h(
         "catalogs",
@@ -63,6 +63,7 @@ ROWS: tuple[Habit, ...] = (
         "Run {fix}",
         rewrite=("DESCRIBE {4:resource_name}", "SHOW TABLES"),
         at=1,
+        reason="keep",
     ),
     h(
         "catalogs",
@@ -71,14 +72,34 @@ ROWS: tuple[Habit, ...] = (
         "Run {fix}",
         rewrite=("DESCRIBE {5:resource_name}", "SHOW TABLES"),
         at=1,
+        reason="keep",
     ),
     h(
         "catalogs",
-        "show columns|fields in|from #word",
-        "Write SHOW COLUMNS FROM <resource>, or DESCRIBE <resource>.",
+        "show columns in #word",
+        "SHOW COLUMNS takes FROM: SHOW COLUMNS FROM <resource>, or DESCRIBE <resource>.",
+        "Run {fix}",
+        rewrite="SHOW COLUMNS FROM {4:resource_name}",
+        at=2,
+        reason="keep",
+    ),
+    h(
+        "catalogs",
+        "show fields in|from #word",
+        "SHOW FIELDS is MySQL's; here a resource's columns are listed by DESCRIBE (or SHOW COLUMNS FROM).",
         "Run {fix}",
         rewrite="DESCRIBE {4:resource_name}",
+        at=1,
+        reason="keep",
+    ),
+    h(
+        "catalogs",
+        "show tables from|in #word",
+        "SHOW TABLES takes no database: every statement runs in the workspace selected for this API key.",
+        "Run {fix}",
+        rewrite="SHOW TABLES",
         at=2,
+        reason="keep",
     ),
     h(
         "catalogs",
@@ -87,15 +108,17 @@ ROWS: tuple[Habit, ...] = (
         "Run {fix}",
         rewrite=("DESCRIBE {4:resource_name}", "SHOW TABLES"),
         at=1,
+        reason="keep",
     ),
     h(
         "catalogs",
-        "show databases|schemas|status|variables|processlist|grants|engines|search_path|all|tables #any?",
+        "show databases|schemas|status|variables|processlist|grants|engines|search_path|all|tables|table #any?",
         "SHOW {2:upper} is not supported; SHOW TABLES lists the resources of the selected workspace.",
         "Run {fix}",
         rewrite="SHOW TABLES",
         at=1,
         when_reason="syntax_error unsupported_syntax",
+        reason="keep",
     ),
     h(
         "catalogs",
@@ -104,6 +127,7 @@ ROWS: tuple[Habit, ...] = (
         "Run {fix}",
         rewrite="DESCRIBE {3:resource_name}",
         at=1,
+        reason="keep",
     ),
     h(
         "catalogs",
@@ -149,10 +173,32 @@ ROWS: tuple[Habit, ...] = (
     ),
     h(
         "catalogs",
-        "select version|database|current_database|current_schema|current_user|user|session_user|schema|db_name|@ ( )?",
+        "select version|@ ( )?",
+        "SELECT needs FROM, and the server's internals (its version) are not readable.",
+        "Read what is readable: {fix} lists the resources",
+        rewrite="SHOW TABLES",
+        at=1,
+    ),
+    h(
+        "catalogs",
+        "select database|current_database|current_schema|current_user|user|session_user|schema|db_name|@ ( )?",
         "SELECT needs FROM, and the server's internals are not readable; the workspace itself is a resource.",
         "Run {fix}",
         rewrite="SELECT * FROM workspace",
         at=1,
+    ),
+    # `WHERE 1 = 0` is how other dialects read a table's columns without its rows.
+    *(
+        h(
+            "catalogs",
+            f"where {left} = {right}",
+            "WHERE {2} = {4} is not a condition here (a condition starts with a column).",
+            "To read a resource's columns without rows, run {fix}",
+            rewrite="DESCRIBE {resource}",
+            at=1,
+            when_reason="syntax_error",
+            reason="keep",
+        )
+        for left, right in (("1", "0"), ("0", "1"))
     ),
 )

@@ -87,7 +87,10 @@ COLUMN_SYNONYMS: dict[str, dict[str, str]] = {
             "effort_level",
         ),
         **dict.fromkeys(("type", "kind", "note_type", "model", "template"), "card_type"),
-        **dict.fromkeys(("cardid", "uuid", "card", "note_id", "cid", "pk", "key"), "card_id"),
+        **dict.fromkeys(
+            ("cardid", "uuid", "card", "note_id", "cid", "pk", "key", "rowid", "oid", "_id"),
+            "card_id",
+        ),
         **dict.fromkeys(("meta", "extra", "data", "source", "info", "attributes"), "metadata"),
     },
     "decks": {
@@ -98,7 +101,7 @@ COLUMN_SYNONYMS: dict[str, dict[str, str]] = {
             "tags",
         ),
         **dict.fromkeys(("effort", "effort_level", "levels", "level", "efforts"), "effort_levels"),
-        **dict.fromkeys(("deckid", "uuid", "pk", "did", "key"), "deck_id"),
+        **dict.fromkeys(("deckid", "uuid", "pk", "did", "key", "rowid", "oid", "_id"), "deck_id"),
         **dict.fromkeys(
             ("created", "creation_date", "date_created", "created_on", "added"), "created_at"
         ),
@@ -169,6 +172,43 @@ WRITE_SYNONYMS: dict[str, dict[str, str]] = {
     "cards": dict.fromkeys(
         ("difficulty", "level", "effort", "difficulty_level", "size", "time_needed"), "effort_level"
     ),
+}
+
+# Read-only columns that a command changes, and what to say instead of "write only ...".
+_REVIEW = (
+    "{column} is written by the scheduler: record a review with POST /v1/agent/reviews "
+    "(card_id, rating) to move it, or start the card over with POST "
+    "/v1/agent/workspace/reset-progress; UPDATE writes only front_text, back_text, card_type, "
+    "tags and effort_level."
+)
+_RESET = (
+    "{column} is scheduling state: start cards over with POST /v1/agent/workspace/reset-progress, "
+    "or record a review with POST /v1/agent/reviews; UPDATE writes only front_text, back_text, "
+    "card_type, tags and effort_level."
+)
+SCHEDULING_COMMANDS: dict[str, str] = {
+    **{
+        c: _REVIEW.format(column=c)
+        for c in (
+            "due_at",
+            "fsrs_last_reviewed_at",
+            "fsrs_scheduled_days",
+            "fsrs_stability",
+            "fsrs_difficulty",
+        )
+    },
+    **{
+        c: _RESET.format(column=c) for c in ("fsrs_card_state", "reps", "lapses", "fsrs_step_index")
+    },
+}
+
+# The value a writable column takes when it is left out (what DEFAULT would write).
+COLUMN_DEFAULTS: dict[str, str] = {
+    "effort_level": "'fast'",
+    "card_type": "'basic'",
+    "tags": "()",
+    "back_text": "''",
+    "effort_levels": "()",
 }
 
 # String values of an integer column that agents write as words.
