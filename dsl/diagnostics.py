@@ -30,6 +30,7 @@ from dsl.habits import Habit
 from dsl.lexer import tokenize
 from dsl.parser import DEFAULT_LIMITS, Limits, parse_batch
 from dsl.resources import get_resource
+from dsl.validator import validate_batch
 
 logger = logging.getLogger(__name__)
 
@@ -1625,8 +1626,6 @@ def _suggestion_candidate(stmt: _Statement, error: DslError, base: int) -> _Cand
 
 
 def _check(statement: str, limits: Limits) -> DslError | None:
-    from dsl.validator import validate_batch  # the validator imports nothing of this module
-
     try:
         batch = parse_batch(statement, limits)
         if len(batch.statements) != 1:
@@ -1837,6 +1836,14 @@ def _sentence(advice: str, corrected: str | None, label: str = "e.g.") -> str:
 
 
 def _whole(sql: str, base: int, stmt: _Statement, corrected: str | None) -> str | None:
+    """The whole request with the failed statement corrected, when all of it then validates
+    (another statement of a batch may fail too; then only the hint shows the correction)."""
     if corrected is None:
         return None
-    return sql[:base] + corrected + sql[base + len(stmt.text) :]
+    whole = sql[:base] + corrected + sql[base + len(stmt.text) :]
+    if whole != corrected:
+        try:
+            validate_batch(parse_batch(whole))
+        except DslError:
+            return None
+    return whole

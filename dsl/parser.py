@@ -992,10 +992,20 @@ def _syntax_error(tok: lex.LexToken | None, feed: _Feed, expected: list[str]) ->
                 _TWO_STEP_HINT,
             )
         if tok is not None and (tok.type in ("IDENT", "AS")):
+            named = habits.resource_for(prev.value)
+            following = habits.resource_for(tok.value) if tok.type == "IDENT" else None
+            if named is None and following is not None:
+                # `FROM DEFAULT cards`: the word before the resource is the stray one.
+                return _error(
+                    f"Unexpected '{prev.value}' before {tok.value}.",
+                    offset=prev.lexpos,
+                    hint=f"Write the resource alone, e.g. SELECT * FROM {following}.",
+                )
             return _unsupported(
                 "Table aliases are not supported.",
                 offset,
-                f"Remove the alias and write column names alone, e.g. SELECT * FROM {prev.value} WHERE reps = 0.",
+                "Remove the alias and write column names alone, e.g. SELECT * FROM "
+                f"{named or 'cards'}.",
             )
         if tok is not None and tok.type == "LPAREN" and feed.tokens[0].type == "SELECT":
             return _unsupported(

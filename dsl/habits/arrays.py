@@ -373,7 +373,7 @@ ROWS: tuple[Habit, ...] = (
         "arrays",
         "array_append|array_prepend|array_cat|array_remove|array_replace|array_concat|json_array_append|json_insert|json_remove|json_set #args",
         "{1:upper}() is not supported: write the whole new list of values.",
-        "Read the current list first, then write all of it, e.g. UPDATE {resource} SET {2[0]} = ('english', 'verbs') WHERE {where}",
+        "Read the current list first, then write all of it, e.g. SET {2[0]:column} = ('english', 'verbs')",
         rewrite=READ_FIRST.replace("{1}", "{2[0]:column}"),
         clauses="set",
         fallback="Write the whole new list, e.g. SET tags = ('english', 'verbs')",
