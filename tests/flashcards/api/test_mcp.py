@@ -310,3 +310,33 @@ def test_tool_calls_share_the_keys_rate_limit(live_server_url, api_key):
         assert bodies[2]["error"]["details"]["retryAfterSeconds"] >= 1
     finally:
         cache.clear()
+
+
+# dsl.md §9.1 "Speak to the surface": over MCP, hints and instructions name tools.
+
+
+@pytest.mark.parametrize(
+    ("tool", "sql", "tool_named"),
+    [
+        ("sql_query", "DELETE FROM cards WHERE reps = 0", "sql_execute"),
+        ("sql_execute", "SELECT * FROM cards", "sql_query"),
+        ("sql", "UPDATE review_events SET rating = 3 WHERE rating = 0", "submit_review"),
+        ("sql", "UPDATE cards SET due_at = NOW() WHERE reps = 0", "submit_review"),
+    ],
+)
+def test_errors_over_mcp_name_tools_not_routes(live_server_url, api_key, tool, sql, tool_named):
+    body = call(live_server_url, api_key.plaintext, tool, {"sql": sql})
+    assert body["ok"] is False
+    error = body["error"]
+    prose = " ".join([body["instructions"], error["message"], error["details"]["hint"]])
+    assert tool_named in prose, prose
+    assert "/v1/agent/sql" not in prose and "/v1/agent/reviews" not in prose, prose
+    assert "request body" not in prose, prose
+
+
+def test_the_same_error_over_rest_names_the_route(api):
+    response = api.post(
+        "/v1/agent/sql/query", {"sql": "DELETE FROM cards WHERE reps = 0"}, format="json"
+    )
+    body = response.json()
+    assert "/v1/agent/sql/execute" in body["error"]["message"] + body["error"]["details"]["hint"]
