@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -192,12 +194,14 @@ class _Statement:
         return None
 
     def order_column(self) -> str | None:
-        """The last column the ORDER BY names, else the resource's default order column."""
+        """The first column the ORDER BY names, else the resource's default order column."""
         for j, tok in enumerate(self.toks):
             if tok.type == "BY" and j > 0 and self.toks[j - 1].type == "ORDER":
-                names = [t.word for t in self.toks[j + 1 :] if t.type == "IDENT" and t.word]
-                if names:
-                    return names[-1]
+                for t in self.toks[j + 1 :]:
+                    if t.type in ("RPAREN", "FROM", "LIMIT", "OFFSET"):
+                        break
+                    if t.type == "IDENT" and t.word:
+                        return t.word
         name = self.resource()
         resource = get_resource(name) if name else None
         return resource.default_order[0][0] if resource else None
@@ -208,6 +212,27 @@ class _Statement:
             if tok.type == "ORDER":
                 return self.text[tok.start :]
         return None
+
+    def other_aggregates(self, found: _Found) -> bool:
+        """Whether the select list holds an aggregate outside the match (the aggregate a
+        trailing ``FILTER (...)`` applies to counts as part of it)."""
+        first = found.first
+        if first >= 2 and self.toks[first - 1].type == "RPAREN":
+            depth, j = 0, first - 1
+            while j >= 0:
+                depth += self.toks[j].type == "RPAREN"
+                depth -= self.toks[j].type == "LPAREN"
+                if depth == 0:
+                    break
+                j -= 1
+            first = max(0, j - 1)
+        for j, tok in enumerate(self.toks):
+            if first <= j <= found.last or self.clause_at(j) != "select":
+                continue
+            nxt = self.toks[j + 1] if j + 1 < len(self.toks) else None
+            if tok.word in ("count", "sum", "avg", "min", "max") and nxt and nxt.type == "LPAREN":
+                return True
+        return False
 
     def select_item(self, position: int) -> str | None:
         """The ``position``-th item of the select list (its alias when it has one)."""
@@ -357,6 +382,50 @@ class _Statement:
                 if name is not None:
                     return name
         return None
+
+
+def _subsets(found: _Found) -> str | None:
+    """``tags <@ ARRAY['a', 'b']`` (every tag is one of these) as the sets it may equal."""
+    column = found.captures[0].text
+    items = [a.strip() for a in found.captures[-1].args]
+    if not items:
+        try:
+            items = [
+                i.strip() for i in _list(found.captures[-1].text)[1:-1].split(",") if i.strip()
+            ]
+        except ValueError:
+            return None
+    if not 1 <= len(items) <= 4:
+        return None
+    sets = []
+    for mask in range(1 << len(items)):
+        chosen = [item for bit, item in enumerate(items) if mask >> bit & 1]
+        sets.append(f"{column} = ({', '.join(chosen)})")
+    return " OR ".join(sets)
+
+
+def _alternatives(found: _Found) -> str | None:
+    """A pattern with alternatives (``'%(verb|tense)%'``, REGEXP ``'verb|tense'``) as LIKEs
+    joined with OR (AND for NOT)."""
+    column = found.captures[0].text
+    negated = found.captures[1].text.strip().upper() == "NOT"
+    similar = any(c.text.lower() == "similar" for c in found.captures)
+    inner = _unquote(found.captures[-1].text).replace("''", "'")
+    group = re.fullmatch(r"([^()|]*)\(([^()]*)\)([^()|]*)", inner)
+    prefix, alternatives, suffix = group.groups() if group else ("", inner, "")
+    parts = alternatives.split("|")
+    if len(parts) < 2 or len(parts) > 10:
+        return None
+    if similar:
+        patterns = [_quote(prefix + p + suffix) for p in parts]
+        if any(c in p for p in patterns for c in "[]*+?{}"):
+            return None
+        operator = "NOT LIKE" if negated else "LIKE"
+    else:
+        patterns = [_regex_like(_quote(prefix + p + suffix)) for p in parts]
+        operator = "NOT ILIKE" if negated else "ILIKE"
+    joiner = " AND " if negated else " OR "
+    return joiner.join(f"{column} {operator} {p}" for p in patterns)
 
 
 def _with_condition(text: str, condition: str) -> str | None:
@@ -519,10 +588,11 @@ def _list(text: str) -> str:
 
 
 def _column(text: str) -> str:
-    """A bare column name (not a literal, not a call)."""
-    if not re.fullmatch(r"[A-Za-z_]\w*", text.strip()):
+    """A column name (not a literal, not a call); a qualifier (``cards.tags``) is dropped."""
+    match = re.fullmatch(r"(?:[A-Za-z_]\w*\s*\.\s*)?([A-Za-z_]\w*)", text.strip())
+    if match is None:
         raise ValueError(text)
-    return text.strip().lower()
+    return match.group(1).lower()
 
 
 def _clock(text: str) -> str:
@@ -663,6 +733,58 @@ def _empty_value(text: str) -> str:
     raise ValueError(text)
 
 
+_SECOND_UNITS = ((604800, "week"), (86400, "day"), (3600, "hour"), (60, "minute"))
+
+
+def _seconds(text: str) -> str:
+    """A number of seconds as an interval of the largest exact unit (86400 → ``1 day``)."""
+    seconds = int(_number(text))
+    for size, unit in _SECOND_UNITS:
+        if seconds >= size and seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}" + ("s" if count != 1 else "")
+    raise ValueError(text)
+
+
+def _plain_like(text: str) -> str:
+    """A SIMILAR TO pattern that is a LIKE pattern already (no regular-expression parts)."""
+    if any(c in _unquote(text) for c in "|()[]*+?{}"):
+        raise ValueError(text)
+    return text
+
+
+def _hex_prefix(text: str) -> str:
+    """The start of a uuid (at least 4 hexadecimal digits), for ``card_id LIKE '04da5c72%'``."""
+    inner = _unquote(text).lower()
+    if not re.fullmatch(r"[0-9a-f]{4}[0-9a-f-]{0,31}", inner):
+        raise ValueError(text)
+    return inner
+
+
+def _uuid(text: str) -> str:
+    inner = _unquote(text)
+    if not re.fullmatch(r"[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}", inner):
+        raise ValueError(text)
+    return text
+
+
+def _day_format(text: str) -> str:
+    """Passes (as nothing) a date format that names the day (``'%Y-%m-%d'``, ``'YYYY-MM-DD'``):
+    only then is DATE(column) the same grouping."""
+    inner = _unquote(text)
+    if not re.search(r"%d|%j|DD|dd", inner) or re.search(r"%H|HH|hh|%M|MI|%S|SS", inner):
+        raise ValueError(text)
+    return ""
+
+
+def _unwhere(text: str) -> str:
+    """A ``WHERE c`` fragment as the condition ``c``."""
+    condition = re.sub(r"(?i)^\s*where\s+", "", text)
+    if condition == text or not condition.strip():
+        raise ValueError(text)
+    return condition.strip()
+
+
 def _underscores(text: str) -> str:
     count = int(_number(text)) + 1
     if not 0 < count <= 1000:
@@ -748,6 +870,12 @@ _FILTERS: dict[str, Callable[[str], str]] = {
     "upper": _upper,
     "lower": _lower,
     "mirror": _mirror,
+    "unwhere": _unwhere,
+    "day_format": _day_format,
+    "hex_prefix": _hex_prefix,
+    "uuid": _uuid,
+    "seconds": _seconds,
+    "plain_like": _plain_like,
     "json_word": _json_word,
     "null_meaning": _null_meaning,
     "empty_value": _empty_value,
@@ -1183,8 +1311,9 @@ def _outer_with_ids(stmt: _Statement, select: int, close: int) -> str | None:
         values = "<value>"
     else:
         return None
-    head = _rebuilt(stmt, 0, start - 1)
-    tail = _rebuilt(stmt, end + 1, len(toks) - 1) if end + 1 < len(toks) else ""
+    skip = _alias_positions(stmt)
+    head = _rebuilt(stmt, 0, start - 1, skip)
+    tail = _rebuilt(stmt, end + 1, len(toks) - 1, skip) if end + 1 < len(toks) else ""
     return _tidy(f"{head} {values} {tail}")
 
 
@@ -1366,6 +1495,12 @@ def _unqualified(stmt: _Statement) -> str | None:
     """The statement without qualifiers (``c.reps`` → ``reps``) and without the alias its FROM
     (or UPDATE / INTO) gives the resource."""
     toks = stmt.toks
+    return _rebuilt(stmt, 0, len(toks) - 1, _alias_positions(stmt)) if toks else None
+
+
+def _alias_positions(stmt: _Statement) -> frozenset[int]:
+    """The tokens of the alias a FROM (or UPDATE / INTO) gives its resource (``AS`` too)."""
+    toks = stmt.toks
     skip: set[int] = set()
     for j, tok in enumerate(toks[:-1]):
         if tok.type in ("FROM", "UPDATE", "INTO") and toks[j + 1].type == "IDENT":
@@ -1375,7 +1510,7 @@ def _unqualified(stmt: _Statement) -> str | None:
                 k += 1
             if k < len(toks) and toks[k].type == "IDENT" and toks[k].word not in _JOIN_WORDS:
                 skip.add(k)
-    return _rebuilt(stmt, 0, len(toks) - 1, frozenset(skip)) if toks else None
+    return frozenset(skip)
 
 
 _SHAPE_FIELDS = frozenset(
@@ -1449,6 +1584,10 @@ class _Context(dict):
             return None
         if key in _SHAPE_FIELDS:
             return _shape_field(key, stmt, found, self)
+        if key == "subsets":
+            return _subsets(found)
+        if key == "alternatives":
+            return _alternatives(found)
         if key == "select_item":
             numbers = [
                 c
@@ -1591,6 +1730,11 @@ def _candidates(stmt: _Statement, found: _Found) -> Iterator[_Candidate]:
     condition = _format(habit.condition, found, stmt) if habit.condition else None
     if habit.condition and condition is None:
         return
+    moves_condition = habit.condition is not None or any(
+        "moved_to_where" in r for r in habit.rewrite
+    )
+    if moves_condition and stmt.other_aggregates(found):
+        return  # a WHERE would change the other aggregates' rows too
     for template in habit.replace:
         fragment = _format(template, found, stmt)
         if fragment is None:
@@ -1602,7 +1746,10 @@ def _candidates(stmt: _Statement, found: _Found) -> Iterator[_Candidate]:
                 continue
             yield _Candidate(statement, statement, (0, len(statement)))
             continue
-        yield _Candidate(statement, fragment or None, (region_start, region_start + len(fragment)))
+        if not fragment:  # a removal: the example is the statement without it
+            yield _Candidate(statement, statement, (region_start, region_start + 1))
+            continue
+        yield _Candidate(statement, fragment, (region_start, region_start + len(fragment)))
     for template in habit.rewrite:
         statement = _format(template, found, stmt)
         if statement:
@@ -1616,6 +1763,9 @@ def _suggestion_candidate(stmt: _Statement, error: DslError, base: int) -> _Cand
         return None
     suggestion = error.suggestions[0]
     for tok in stmt.toks:
+        inverse = habits.INVERSE_SYNONYMS.get(stmt.resource() or "", {})
+        if tok.start == error.offset - base and tok.word in inverse:
+            return None  # the nearest column runs the other way: explained, not substituted
         if tok.start == error.offset - base and tok.word is not None:
             text = stmt.text[: tok.start] + suggestion + stmt.text[tok.end :]
             return _Candidate(text, suggestion, (tok.start, tok.start + len(suggestion)))
@@ -1625,7 +1775,16 @@ def _suggestion_candidate(stmt: _Statement, error: DslError, base: int) -> _Cand
 # Checking rewrites ------------------------------------------------------------------------------
 
 
+_budget = threading.local()
+_TEACHING_SECONDS = 1.0  # the most one error's explanation may spend checking rewrites
+
+
 def _check(statement: str, limits: Limits) -> DslError | None:
+    deadline = getattr(_budget, "deadline", None)
+    if deadline is not None and time.monotonic() > deadline:
+        # Out of time: treat every further rewrite as failing, so the explanation ends with what
+        # it has (a hostile statement must not make an error expensive).
+        return DslError("out of time for rewrites", reason="syntax_error")
     try:
         batch = parse_batch(statement, limits)
         if len(batch.statements) != 1:
@@ -1636,16 +1795,26 @@ def _check(statement: str, limits: Limits) -> DslError | None:
     return None
 
 
-def _next_candidate(statement: str, error: DslError) -> _Candidate | None:
+def _next_candidate(
+    statement: str, error: DslError, limits: Limits = DEFAULT_LIMITS
+) -> _Candidate | None:
+    """The next step of a correction: the first rewrite (of the rows that explain ``error``)
+    that validates or fails only elsewhere, else the error's own suggestion."""
     located = _failed_statement(statement, error)
     if located is None:
         return None
     stmt, base = located
-    found = _first_found(stmt, error, base)
-    if found is not None:
+    fallback = None
+    for found in _found_here(stmt, error, base):
         for candidate in _candidates(stmt, found):
-            return candidate
-    return _suggestion_candidate(stmt, error, base)
+            fallback = fallback or candidate
+            remaining = _check(candidate.statement, limits)
+            if remaining is None:
+                return candidate
+            at = remaining.offset if remaining.offset is not None else -1
+            if not candidate.region[0] <= at < candidate.region[1]:
+                return candidate
+    return _suggestion_candidate(stmt, error, base) or fallback
 
 
 def _settle(candidate: _Candidate, limits: Limits) -> tuple[str | None, bool]:
@@ -1659,17 +1828,18 @@ def _settle(candidate: _Candidate, limits: Limits) -> tuple[str | None, bool]:
         return statement, True
     offset = error.offset if error.offset is not None else -1
     held = not (candidate.region[0] <= offset < candidate.region[1])
-    if not held:
-        return None, False
+    seen = {statement}
     for _ in range(_CORRECTION_ROUNDS):
-        nxt = _next_candidate(statement, error)
-        if nxt is None:
-            return None, True
+        nxt = _next_candidate(statement, error, limits)
+        if nxt is None or nxt.statement in seen:
+            return None, held
         statement = nxt.statement
+        seen.add(statement)
         error = _check(statement, limits)
         if error is None:
-            return statement, True
-    return None, True
+            # Corrected further; a change that did not hold by itself is not shown as a fragment.
+            return statement, held
+    return None, held
 
 
 # The error -------------------------------------------------------------------------------------
@@ -1681,31 +1851,29 @@ def _first_found(stmt: _Statement, error: DslError, base: int) -> _Found | None:
     return rows[0] if rows else None
 
 
+_MAX_ROWS_TRIED = 12
+
+
 def _found_here(stmt: _Statement, error: DslError, base: int) -> list[_Found]:
-    """The habits to explain: every row matching at the first foreign construct (in row order),
-    unless the original error is about something specific earlier in the statement."""
+    """The habits to explain, best first: the rows matching at the first foreign construct (in
+    row order), then those at later tokens up to the error (tried when the first have no fix);
+    none when the original error is about something specific earlier in the statement."""
     offset = None if error.offset is None else error.offset - base
     generic = error.reason == "syntax_error" and not error.suggestions
     rows: list[_Found] = []
-    until = (
-        None
-        if offset is None or (error.reason == "syntax_error" and not error.suggestions)
-        else offset
-    )
-    for found in _habits_in(stmt, None if until is None else until):
+    until = None if offset is None or generic else offset
+    for found in _habits_in(stmt, until):
         if found.habit.when_reason and error.reason not in found.habit.when_reason:
             continue
         if "at_error" in found.habit.tags and offset is not None and found.offset(stmt) != offset:
             continue  # a symptom (`c.reps` beside a JOIN) is explained only where it is the error
-        if rows:
-            if found.first != rows[0].first:
-                break
-            rows.append(found)
-            continue
-        begins = stmt.toks[found.first].start
-        if not (offset is None or generic or begins <= offset or found.habit.overrides):
-            return []
+        if not rows:
+            begins = stmt.toks[found.first].start
+            if not (offset is None or generic or begins <= offset or found.habit.overrides):
+                return []
         rows.append(found)
+        if len(rows) >= _MAX_ROWS_TRIED:
+            break
     return rows
 
 
@@ -1716,11 +1884,14 @@ def teach(error: DslError, sql: str, limits: Limits = DEFAULT_LIMITS) -> DslErro
     400 into a 500, so it is logged and the original error stands."""
     if error.reason not in _TEACHABLE or not isinstance(sql, str):
         return error
+    _budget.deadline = time.monotonic() + _TEACHING_SECONDS
     try:
         return _teach(error, sql, limits)
     except Exception:
         logger.exception("dsl.diagnostics could not explain %s", error.reason)
         return error
+    finally:
+        _budget.deadline = None
 
 
 def _teach(error: DslError, sql: str, limits: Limits) -> DslError:
@@ -1741,10 +1912,13 @@ def _teach(error: DslError, sql: str, limits: Limits) -> DslError:
         error.base_message if kept else _format(habit.message, found, stmt) or error.base_message
     )
     advice = None
-    if corrected is not None or fragment is not None:
+    rewrites = bool(habit.replace or habit.rewrite)
+    if corrected is not None or fragment is not None or not rewrites:
         advice = _format(habit.advice, found, stmt, fix=fragment or "")
-    if advice is None:
-        advice = _format(habit.fallback or habit.advice, found, stmt, fix="")
+    if advice is None and habit.fallback:
+        advice = _format(habit.fallback, found, stmt, fix="")
+    if advice is None and "{fix}" not in habit.advice:
+        advice = _format(habit.advice, found, stmt, fix="")
     # A row tagged first_step (a JOIN's first query) answers with the statement to run before
     # the real one, never with a "corrected" statement of another meaning.
     first_step = corrected is not None and (
@@ -1755,7 +1929,9 @@ def _teach(error: DslError, sql: str, limits: Limits) -> DslError:
         return _with_correction(error, sql, stmt, base, limits)
     if kept and advice:
         explanation = _format(habit.message, found, stmt) or error.hint
-        if explanation:
+        if explanation and fragment and fragment in explanation:
+            advice = explanation  # the validator's hint already says it
+        elif explanation:
             advice = f"{explanation.rstrip('.')}; {advice[:1].lower()}{advice[1:]}"
     hint = _sentence(advice or error.hint, corrected, "read first" if first_step else "e.g.")
     taught = DslError(
@@ -1776,13 +1952,13 @@ _PARSE_REASONS = frozenset({"syntax_error", "unsupported_syntax"})
 def _best_row(
     stmt: _Statement, rows: list[_Found], limits: Limits
 ) -> tuple[_Found, str | None, str | None]:
-    """The first row (of those matching at one token) with a rewrite that holds, its corrected
-    statement and fragment; else the first row, with neither."""
+    """The first row with a rewrite that holds, its corrected statement and fragment; else the
+    first row, with neither."""
     for found in rows:
         for candidate in _candidates(stmt, found):
             statement, held = _settle(candidate, limits)
             if statement is not None or held:
-                return found, statement, candidate.fragment
+                return found, statement, candidate.fragment if held else statement
     return rows[0], None, None
 
 
@@ -1804,7 +1980,8 @@ def _is_first_step(stmt: _Statement, corrected: str) -> bool:
     if stmt.kind in ("insert", "update", "delete"):
         return corrected.split(None, 1)[0].lower() == "select"
     other = _Statement(corrected, tokenize(corrected), 0)
-    return stmt.kind == "select" and other.kind == "select" and other.resource() != stmt.resource()
+    mine, theirs = stmt.resource(), other.resource()
+    return stmt.kind == other.kind == "select" and None not in (mine, theirs) and mine != theirs
 
 
 def _with_correction(
@@ -1826,6 +2003,8 @@ def _sentence(advice: str, corrected: str | None, label: str = "e.g.") -> str:
     """The hint: the advice, then the corrected statement (``…, e.g. <statement>``) or the
     read to run first (``…; read first: <statement>``)."""
     advice = advice.strip()
+    if corrected is not None and advice.endswith(corrected):
+        return advice  # no period after a statement the caller may copy
     if corrected is None or len(corrected) > _MAX_SHOWN_STATEMENT or corrected in advice:
         return advice if advice.endswith((".", "?", ")")) or not advice else advice + "."
     if label == "e.g.":

@@ -740,7 +740,7 @@ def _resolve_resource(name: str, node: ast.Node, span: ast.Span) -> Resource:
     hint = "Run SHOW TABLES to list the resources: workspace, cards, decks, review_events."
     if synonym:
         suggestions = [synonym, *(s for s in suggestions if s != synonym)]
-        hint = f"The {name} are the resource {synonym}: {get_resource(synonym).description}"
+        hint = f"{name} is the resource {synonym} here: {get_resource(synonym).description}"
     if name == "tags":
         hint = "Tags are a column of cards; count them with SELECT tag, COUNT(*) FROM cards GROUP BY tag."
         suggestions = ["cards"]
@@ -774,16 +774,17 @@ def _unknown_column(
     if explained is not None and hint is None:
         hint, synonym = explained, None
     owners = [r.name for r in RESOURCES if r is not resource and r.column(name) is not None]
-    meant = (
-        resource.column(synonym) if synonym and name not in INTERNAL_FIELDS and not owners else None
-    )
+    meant = resource.column(synonym) if synonym and name not in INTERNAL_FIELDS else None
     if meant is not None:
         # A word for the column wins over look-alike spellings, which would answer another
         # question (status is not tags); close spellings still follow it.
         close = closest_names(name, visible, cutoff=0.75)
         suggestions = [meant.name, *(s for s in close if s != meant.name)]
     if hint is None:
-        if meant is not None:
+        inverse = habits.INVERSE_SYNONYMS.get(resource.name, {}).get(name)
+        if meant is not None and inverse is not None:
+            hint = inverse
+        elif meant is not None:
             hint = f"{meant.name} is the column for that: {meant.description}"
         elif name in INTERNAL_FIELDS:
             hint = INTERNAL_FIELDS[name]

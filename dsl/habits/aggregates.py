@@ -13,7 +13,7 @@ ROWS: tuple[Habit, ...] = (
         replace="COUNT(*)",
         condition="{5}",
         at=2,
-        fallback="Move the condition into WHERE, or count per value with GROUP BY, e.g. SELECT rating, COUNT(*) FROM review_events GROUP BY rating",
+        fallback="Count per value with GROUP BY, or count the condition in its own statement, e.g. SELECT COUNT(*) FROM {resource} WHERE {5}",
     ),
     h(
         "aggregates",
@@ -97,7 +97,7 @@ ROWS: tuple[Habit, ...] = (
     ),
     h(
         "aggregates",
-        "rank|dense_rank|row_number|percent_rank|ntile|cume_dist #args over ( order by #name desc|asc? )",
+        "rank|dense_rank|row_number|percent_rank|ntile|cume_dist #args over ( order by #upto:desc|asc|) desc|asc? )",
         "Window functions ({1:upper}() OVER) are not supported.",
         "Order the rows instead (the rank is the row's place on the page plus OFFSET), e.g. {fix}",
         rewrite="{without_item} ORDER BY {7} {8:upper}",
@@ -169,7 +169,7 @@ ROWS: tuple[Habit, ...] = (
         "aggregates",
         "with rollup|cube",
         "WITH {2:upper} is not supported: run the grand total as its own query.",
-        "Drop it, e.g. {fix}, and get the total with SELECT COUNT(*) FROM {resource}",
+        "Get the grand total separately (SELECT COUNT(*) FROM {resource}) and drop it, e.g. {fix}",
         replace="",
     ),
     h(
@@ -182,11 +182,27 @@ ROWS: tuple[Habit, ...] = (
     ),
     h(
         "aggregates",
+        "avg|sum ( grade|score|result|outcome|answer|ease|button|review_grade )",
+        "",
+        "Average the number: rating is 0 again, 1 hard, 2 good, 3 easy; write {fix}",
+        replace="{1:upper}(rating)",
+        when_reason="unknown_column not_filterable type_mismatch invalid_value unsupported_syntax",
+        statements="select",
+    ),
+    h(
+        "aggregates",
+        "/|%",
+        "Arithmetic ({1}) is not supported: every value is a column, a literal or an aggregate.",
+        "Select the parts (e.g. SUM(lapses), SUM(reps)) and compute the ratio after reading",
+        reason="keep",
+    ),
+    h(
+        "aggregates",
         "filter #group",
         "FILTER (WHERE ...) is not supported: a query has one WHERE, and groups are GROUP BY.",
         "Move the condition into WHERE: {fix}; for several conditions at once, count per value with GROUP BY",
         rewrite="{moved_to_where}",
-        fallback="Move the condition into WHERE, or count per value with GROUP BY, e.g. SELECT rating, COUNT(*) FROM review_events GROUP BY rating",
+        fallback="Count per value with GROUP BY, or count the condition in its own statement, e.g. SELECT COUNT(*) FROM {resource} WHERE {2[0]:unwhere}",
     ),
     h(
         "aggregates",
@@ -229,12 +245,9 @@ ROWS: tuple[Habit, ...] = (
         "aggregates",
         "string_agg|group_concat|array_agg|json_agg|jsonb_agg|listagg|json_arrayagg|json_group_array #args",
         "{1:upper}() is not supported: there is no list aggregate.",
-        "Read the rows instead (tags is already a list per card), e.g. {fix}",
-        rewrite=(
-            "{ungrouped}",
-            "SELECT DISTINCT {2[0]:column} FROM {resource}",
-            "SELECT {id_column}, {2[0]:column} FROM {resource} ORDER BY {2[0]:column}",
-        ),
+        "Read the rows and join the values after reading (tags is already a list per card)",
+        replace="{2[0]:column}",
+        rewrite="{ungrouped}",
         fallback="Read the rows and collect the values after reading, e.g. SELECT card_id, tags FROM cards",
     ),
     h(
@@ -248,12 +261,9 @@ ROWS: tuple[Habit, ...] = (
     h(
         "aggregates",
         "distinct on #group",
-        "DISTINCT ON is not supported: one row per value is GROUP BY with MIN / MAX for the other columns.",
-        "Group by {3[0]}, e.g. {fix}",
-        rewrite=(
-            "SELECT {3[0]:column}, MAX({order_column}) FROM {resource} GROUP BY {3[0]:column}",
-            "SELECT {3[0]:column}, COUNT(*) FROM {resource} GROUP BY {3[0]:column}",
-        ),
+        "DISTINCT ON is not supported.",
+        "Read the rows in that order and keep the first per {3[0]} after reading, e.g. {fix}",
+        replace="",
         at=1,
     ),
     h(

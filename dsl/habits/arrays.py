@@ -147,7 +147,7 @@ ROWS: tuple[Habit, ...] = (
     h(
         "arrays",
         "#array_column = concat|concat_ws|array_cat|array_append|array_prepend|array_remove|json_array_append|json_insert #args",
-        "{2:upper}() is not supported: write the whole new list.",
+        "{3:upper}() is not supported: write the whole new list.",
         "Read the current list first, then write all of it, e.g. SET {1} = ('english', 'verbs', 'new')",
         rewrite=READ_FIRST.replace("{1}", "{1:column}"),
         clauses="set",
@@ -183,8 +183,9 @@ ROWS: tuple[Habit, ...] = (
         "arrays",
         "#name < @ #array",
         "The <@ (is contained by) operator is not supported.",
-        "Use {fix} for cards with any of these tags, or CONTAINS for all of them",
-        replace="{1} OVERLAP {4:list}",
+        "Write {fix} (every tag of the card is one of these), or OVERLAP for any of them",
+        replace="({subsets})",
+        fallback="There is no is-contained-by: {1} OVERLAP (...) holds any of the values, {1} CONTAINS (...) all of them, {1} = (...) exactly them",
         at=1,
     ),
     h(

@@ -7,10 +7,18 @@ from dsl.habits.base import ANY_CLOCK, CLOCK_NAMES, Habit, h
 ROWS: tuple[Habit, ...] = (
     h(
         "clock",
+        f"select {ANY_CLOCK} #group? ¬from",
+        "SELECT needs FROM a resource, and the clock cannot be selected: NOW() is a value in conditions (due_at <= NOW()); every datetime in a response is UTC.",
+        "Compare a column with it instead, e.g. {fix}",
+        rewrite="SELECT card_id, due_at FROM cards WHERE due_at <= NOW() ORDER BY due_at LIMIT 10",
+        at=1,
+    ),
+    h(
+        "clock",
         "now|current_timestamp #group? +|- #num",
-        "Time is added to the clock as an INTERVAL, not as a number.",
-        "Write {fix}",
-        replace="NOW() {3} INTERVAL '{4} days'",
+        "Time is added to the clock as an INTERVAL with its unit, not as a bare number.",
+        "Write the unit: NOW() {3} INTERVAL '{4:seconds}' if {4} counts seconds, or NOW() {3} INTERVAL '{4} days' if it counts days",
+        fallback="Write the unit: NOW() {3} INTERVAL '{4} days' if {4} counts days (units: minutes, hours, days, weeks, months, years)",
         at=3,
         reason="keep",
     ),
@@ -295,8 +303,8 @@ ROWS: tuple[Habit, ...] = (
         "strftime|to_char|date_format|format|to_date|to_timestamp #args",
         "{1:upper}() is not supported: datetimes come back as ISO-8601 UTC strings; DATE(column) gives the calendar day.",
         "Write {fix} instead of {0}",
-        replace=("DATE({2[1]:column})", "DATE({2[0]:column})"),
-        fallback="Compare datetimes with ISO-8601 literals, e.g. created_at >= '2026-03-01'",
+        replace=("{2[0]:day_format}DATE({2[1]:column})", "{2[1]:day_format}DATE({2[0]:column})"),
+        fallback="There is no month or year bucket: GROUP BY DATE(column) (one row per UTC day) and add the days up after reading, or count one period with a range, e.g. created_at >= '2026-11-01' AND created_at < '2026-12-01'",
     ),
     h(
         "clock",

@@ -63,10 +63,13 @@ _UNNEST_MESSAGE = (
 ROWS: tuple[Habit, ...] = (
     h(
         "names",
-        "deck|deck_name|deck_title =|like|ilike #str",
+        "deck|deck_name|deck_title|deck_id =|like|ilike #str",
         "",
         "",
-        rewrite="SELECT tags, effort_levels FROM decks WHERE name {2:upper} {3}",
+        rewrite=(
+            "SELECT tags, effort_levels FROM decks WHERE deck_id = {3:uuid}",
+            "SELECT tags, effort_levels FROM decks WHERE name {2:upper} {3}",
+        ),
         when_reason="unknown_column",
         tags=("first_step",),
     ),
@@ -164,6 +167,20 @@ ROWS: tuple[Habit, ...] = (
         )
         for pattern in (f"{_QUALIFIERS} outer? join|apply", "join|straight_join")
         for kinds, advice in (("select", _JOIN_ADVICE), ("update delete", _WRITE_JOIN_ADVICE))
+    ),
+    _first_step(
+        h(
+            "joins",
+            ", decks|cards",
+            "Selecting from several resources (FROM a, b) is not supported: a deck holds no card ids; its cards are those whose tags OVERLAP its tags.",
+            _DECK_ADVICE,
+            rewrite=_DECK_STEPS,
+            fallback=_DECK_ADVICE.replace(
+                "({fix})", "(SELECT name, tags, effort_levels FROM decks)"
+            ),
+            clauses="from",
+            statements="select",
+        )
     ),
     _first_step(
         h(

@@ -109,19 +109,25 @@ COLUMN_SYNONYMS: dict[str, dict[str, str]] = {
     },
     "review_events": {
         **dict.fromkeys(
-            ("grade", "ease", "answer", "result", "outcome", "response", "button", "score",
+            ("grade", "answer", "result", "outcome", "response", "score",
              "rating_name", "grade_name", "rating_text", "review_rating"),
             "review_grade",
         ),
         **dict.fromkeys(
             ("reviewed_at", "review_time", "review_date", "time", "timestamp", "date",
-             "created_at", "answered_at", "studied_at", "review_at", "at", "when"),
-            "reviewed_at_server",
+             "answered_at", "studied_at", "review_at", "at", "when", "reviewed_on", "review_ts"),
+            "reviewed_at_client",
         ),
-        **dict.fromkeys(("client_reviewed_at", "local_time", "device_time"), "reviewed_at_client"),
+        **dict.fromkeys(
+            ("client_reviewed_at", "local_time", "device_time", "answered"), "reviewed_at_client"
+        ),
+        **dict.fromkeys(("created_at", "inserted_at", "stored_at", "server_time"), "reviewed_at_server"),
         **dict.fromkeys(("event_id", "review_id", "revlog_id", "uuid", "pk"), "review_event_id"),
         **dict.fromkeys(("card", "cid", "flashcard_id", "note_id"), "card_id"),
-        **dict.fromkeys(("rating_value", "rating_number", "grade_number", "button_number"), "rating"),
+        **dict.fromkeys(
+            ("rating_value", "rating_number", "grade_number", "button_number", "ease", "button"),
+            "rating",
+        ),
     },
     "workspace": {
         **dict.fromkeys(("retention", "target_retention", "request_retention"), "desired_retention"),
@@ -159,11 +165,42 @@ NULL_MEANINGS: dict[str, str] = {
 
 # Per resource: names that have no column but an explanation (and possibly a first step).
 COLUMN_HINTS: dict[str, dict[str, str]] = {
+    "cards": {
+        **dict.fromkeys(
+            ("deck", "deck_name", "deck_id", "decks", "deck_title"),
+            "Cards have no deck column: a deck is a saved filter (the decks resource) over tags and "
+            "effort levels; read it with SELECT tags, effort_levels FROM decks WHERE name = '...', "
+            "then filter cards with tags OVERLAP (its tags) AND effort_level IN (its effort_levels) "
+            "(an empty list means any).",
+        ),
+        **dict.fromkeys(
+            (
+                "suspended",
+                "is_suspended",
+                "buried",
+                "is_buried",
+                "flagged",
+                "flag",
+                "archived",
+                "is_archived",
+                "hidden",
+                "active",
+                "is_active",
+                "enabled",
+            ),
+            "Cards have no such flag: every visible card is active (deleted cards are never "
+            "visible), so drop the condition.",
+        ),
+    },
+}
+
+# Words whose nearest column runs the other way (a high ease is an easy card, a high
+# fsrs_difficulty a hard one): suggested, explained, never substituted into a correction.
+INVERSE_SYNONYMS: dict[str, dict[str, str]] = {
     "cards": dict.fromkeys(
-        ("deck", "deck_name", "deck_id", "decks", "deck_title"),
-        "Cards have no deck column: a deck is a saved filter (the decks resource) over tags and "
-        "effort levels; read it with SELECT tags, effort_levels FROM decks WHERE name = '...', then "
-        "filter cards with tags OVERLAP (...).",
+        ("ease", "ease_factor", "factor", "easiness"),
+        "fsrs_difficulty runs the other way from ease: a high fsrs_difficulty is a hard card, so "
+        "ORDER BY ease ASC is ORDER BY fsrs_difficulty DESC.",
     ),
 }
 
@@ -176,14 +213,14 @@ WRITE_SYNONYMS: dict[str, dict[str, str]] = {
 
 # Read-only columns that a command changes, and what to say instead of "write only ...".
 _REVIEW = (
-    "{column} is written by the scheduler: record a review with POST /v1/agent/reviews "
-    "(card_id, rating) to move it, or start the card over with POST "
-    "/v1/agent/workspace/reset-progress; UPDATE writes only front_text, back_text, card_type, "
-    "tags and effort_level."
+    "{column} is written by the scheduler, one card at a time, when a review is recorded (POST "
+    "/v1/agent/reviews with card_id and rating); there is no per-card reschedule. UPDATE writes "
+    "only front_text, back_text, card_type, tags and effort_level."
 )
 _RESET = (
-    "{column} is scheduling state: start cards over with POST /v1/agent/workspace/reset-progress, "
-    "or record a review with POST /v1/agent/reviews; UPDATE writes only front_text, back_text, "
+    "{column} is scheduling state: there is no per-card reset (POST "
+    "/v1/agent/workspace/reset-progress starts EVERY card of the workspace over), and reviews "
+    "(POST /v1/agent/reviews) move it forward. UPDATE writes only front_text, back_text, "
     "card_type, tags and effort_level."
 )
 SCHEDULING_COMMANDS: dict[str, str] = {

@@ -7,6 +7,24 @@ from dsl.habits.base import Habit, h
 
 ROWS: tuple[Habit, ...] = (
     h(
+        "names",
+        "fsrs_card_state|state|status =|in|( 'due'|'overdue'|'scheduled'|'pending' )?",
+        "",
+        "Due cards are a date, not a state: write {fix}",
+        replace="due_at <= NOW()",
+        when_reason="invalid_value unknown_column",
+    ),
+    h(
+        "names",
+        "#name = #str",
+        "",
+        "Match the start of the id with LIKE: {fix}",
+        replace="{1} LIKE '{3:hex_prefix}%'",
+        when_reason="type_mismatch",
+        tags=("at_error",),
+        at=2,
+    ),
+    h(
         "nulls",
         "#name isnull",
         "ISNULL (postfix) is PostgreSQL's; the test is IS NULL.",
@@ -105,7 +123,7 @@ ROWS: tuple[Habit, ...] = (
     h(
         "nulls",
         "#name is null",
-        "{1} is never NULL.",
+        "",
         "Write {fix}",
         replace=("{1:null_meaning}", "{1:empty_value}"),
         when_reason="type_mismatch",
@@ -113,7 +131,7 @@ ROWS: tuple[Habit, ...] = (
     h(
         "nulls",
         "#name is not null",
-        "{1} is never NULL.",
+        "",
         "Write {fix}",
         replace=("NOT {1:null_meaning}", "NOT {1:empty_value}"),
         when_reason="type_mismatch",
@@ -121,7 +139,7 @@ ROWS: tuple[Habit, ...] = (
     h(
         "nulls",
         "#name = null",
-        "{1} is never NULL.",
+        "",
         "Write {fix}",
         replace=("{1:null_meaning}", "{1:empty_value}", "{1} IS NULL"),
         when_reason="type_mismatch invalid_value",
@@ -129,7 +147,7 @@ ROWS: tuple[Habit, ...] = (
     h(
         "nulls",
         "#name !=|<> null",
-        "{1} is never NULL.",
+        "",
         "Write {fix}",
         replace=("NOT {1:null_meaning}", "NOT {1:empty_value}", "{1} IS NOT NULL"),
         when_reason="type_mismatch",

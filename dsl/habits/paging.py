@@ -7,6 +7,13 @@ from dsl.habits.base import Habit, h
 ROWS: tuple[Habit, ...] = (
     h(
         "paging",
+        "with ties",
+        "WITH TIES is not supported: a page holds exactly its LIMIT.",
+        "Drop it (raise LIMIT to see rows tied with the last one), e.g. {fix}",
+        replace="",
+    ),
+    h(
+        "paging",
         "top #num percent?",
         "TOP is SQL Server's; rows are limited with LIMIT at the end of the statement.",
         "Write LIMIT {2} at the end, e.g. {fix}",
