@@ -1886,12 +1886,34 @@ def teach(error: DslError, sql: str, limits: Limits = DEFAULT_LIMITS) -> DslErro
         return error
     _budget.deadline = time.monotonic() + _TEACHING_SECONDS
     try:
-        return _teach(error, sql, limits)
+        taught = _teach(error, sql, limits)
+        _budget.deadline = None  # the last check below must run whatever the time spent
+        taught.hint = _verified_hint(taught.hint, limits)
+        return taught
     except Exception:
         logger.exception("dsl.diagnostics could not explain %s", error.reason)
         return error
     finally:
         _budget.deadline = None
+
+
+_SHOWN = re.compile(
+    r"(e\.g\.|read first:) ((?:SELECT|INSERT|UPDATE|DELETE|SHOW|DESCRIBE|DESC)\b.*)$"
+)
+_TEMPLATE = re.compile(r"<[^>]*>|\.\.\.|…")
+
+
+def _verified_hint(hint: str, limits: Limits) -> str:
+    """``hint`` without its closing example statement when that statement does not run: a hint
+    never proposes something that is itself rejected (templates with placeholders excepted)."""
+    match = _SHOWN.search(hint)
+    if match is None:
+        return hint
+    shown = match.group(2).removesuffix(".")
+    if _TEMPLATE.search(shown) or _check(shown, limits) is None:
+        return hint
+    head = hint[: match.start()].rstrip(" ,;:")
+    return head + "." if head and not head.endswith((".", "?", ")")) else head or hint
 
 
 def _teach(error: DslError, sql: str, limits: Limits) -> DslError:
@@ -1958,6 +1980,8 @@ def _best_row(
         for candidate in _candidates(stmt, found):
             statement, held = _settle(candidate, limits)
             if statement is not None or held:
+                if statement is None and candidate.fragment == candidate.statement:
+                    continue  # a whole statement that still fails elsewhere is no example
                 return found, statement, candidate.fragment if held else statement
     return rows[0], None, None
 

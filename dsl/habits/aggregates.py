@@ -171,6 +171,7 @@ ROWS: tuple[Habit, ...] = (
         "WITH {2:upper} is not supported: run the grand total as its own query.",
         "Get the grand total separately (SELECT COUNT(*) FROM {resource}) and drop it, e.g. {fix}",
         replace="",
+        fallback="Drop WITH {2:upper} and get the grand total separately with SELECT COUNT(*) FROM {resource}",
     ),
     h(
         "aggregates",
@@ -264,6 +265,7 @@ ROWS: tuple[Habit, ...] = (
         "DISTINCT ON is not supported.",
         "Read the rows in that order and keep the first per {3[0]} after reading, e.g. {fix}",
         replace="",
+        fallback="Drop DISTINCT ON, read the rows ordered by {3[0]} and keep the first per {3[0]} after reading",
         at=1,
     ),
     h(

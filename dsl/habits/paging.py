@@ -11,6 +11,7 @@ ROWS: tuple[Habit, ...] = (
         "WITH TIES is not supported: a page holds exactly its LIMIT.",
         "Drop it (raise LIMIT to see rows tied with the last one), e.g. {fix}",
         replace="",
+        fallback="Drop WITH TIES (raise LIMIT to see rows tied with the last one)",
     ),
     h(
         "paging",

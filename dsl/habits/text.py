@@ -189,6 +189,7 @@ ROWS: tuple[Habit, ...] = (
         "AT TIME ZONE is not supported: datetimes are stored, compared and returned in UTC.",
         "Drop it and compare in UTC, e.g. {fix}",
         replace="",
+        fallback="Drop AT TIME ZONE: datetimes are compared in UTC",
     ),
     h(
         "text",
