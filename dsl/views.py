@@ -95,9 +95,10 @@ class SqlView(APIView):
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer]
 
     def get_serializer(self, *args: Any, **kwargs: Any) -> SqlRequestSerializer:
-        if not args and not kwargs and self.request.method == "POST":
-            # The browsable API builds its form with get_serializer(): after a submit, the form
-            # keeps the statement that was sent, so a typo is one edit away.
+        # The browsable API builds its form with get_serializer() (under a method it overrides
+        # to POST, hence the wrapped request's own method): after a submit, the form keeps the
+        # statement that was sent, so a typo is one edit away.
+        if not args and not kwargs and self.request._request.method == "POST":
             submitted = _submitted(self.request)
             if submitted is not None:
                 form = SqlRequestSerializer(data=submitted)

@@ -18,4 +18,6 @@ COMMANDS = (
 
 @require_safe
 def landing(request: HttpRequest) -> HttpResponse:
-    return render(request, "flashcards/landing.html", {"commands": COMMANDS})
+    width = max(len(command) for command, _ in COMMANDS)
+    lines = [f"{command.ljust(width)}  # {meaning}" for command, meaning in COMMANDS]
+    return render(request, "flashcards/landing.html", {"commands": lines})

@@ -179,6 +179,7 @@ def test_browsable_form_page_renders_for_humans(client, user, workspace):
     assert response.status_code == 200
     assert b"<textarea" in response.content and b'name="sql"' in response.content
     assert b"405" not in response.content and b"Method Not Allowed" not in response.content
+    assert b"This field is required" not in response.content
 
 
 def test_a_json_get_is_still_a_405_envelope(client, user, workspace):
