@@ -6,6 +6,7 @@
   var main = document.querySelector("main.console");
   var form = document.getElementById("console-form");
   if (!main || !form || !window.fetch || !window.DOMParser) return;
+  document.documentElement.classList.add("js");
   var textarea = document.getElementById("sql");
 
   function selectOffending() {
