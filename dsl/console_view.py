@@ -57,6 +57,9 @@ class ConsoleError:
     marker: Marker | None
     offset: int | None
     instructions: str
+    # The whole statement corrected by the dialect's diagnostics (details.correctedSql), when it
+    # is not already one of the fixes.
+    corrected_sql: str | None = None
 
 
 def cell(value: Any) -> str:
@@ -130,14 +133,19 @@ def _error(sql: str, body: dict[str, Any]) -> ConsoleError:
     offset = position.get("offset")
     suggestions = [s for s in details.get("suggestions") or [] if isinstance(s, str)]
     has_offset = isinstance(offset, int)
+    fixes = [Fix(s, apply_suggestion(sql, offset, s)) for s in suggestions] if has_offset else []
+    corrected = details.get("correctedSql")
+    if not isinstance(corrected, str) or corrected in {fix.sql for fix in fixes}:
+        corrected = None
     return ConsoleError(
         code=str(error.get("code", "")),
         message=str(error.get("message", "")),
         hint=str(details.get("hint") or ""),
-        fixes=[Fix(s, apply_suggestion(sql, offset, s)) for s in suggestions] if has_offset else [],
+        fixes=fixes,
         marker=marker_at(sql, offset) if has_offset else None,
         offset=offset if has_offset else None,
         instructions=str(body.get("instructions", "")),
+        corrected_sql=corrected,
     )
 
 

@@ -142,6 +142,22 @@ def test_an_error_shows_message_hint_marker_and_fixes(browser, workspace):
     assert cells(fixed) == [["fixed by a click"]]
 
 
+def test_a_corrected_statement_from_the_diagnostics_is_one_click_away(browser, api, workspace):
+    make_card(workspace, front_text="top card")
+    statement = "SELECT TOP 1 front_text FROM cards"
+    corrected = api.post("/v1/agent/sql", {"sql": statement}, format="json").json()["error"][
+        "details"
+    ]["correctedSql"]
+    page = run(browser, statement, workspace.pk)
+    assert hidden_sql(page, "suggestion corrected-run") == [corrected]
+    assert cells(run(browser, corrected, workspace.pk)) == [["top card"]]
+
+
+def test_a_correction_equal_to_a_fix_is_not_offered_twice(browser, workspace):
+    page = run(browser, "SELECT fron_text FROM cards", workspace.pk)
+    assert hidden_sql(page, "suggestion corrected-run") == []
+
+
 def test_request_errors_render_without_a_marker(browser, workspace):
     page = run(browser, "   ", workspace.pk)
     assert "REQUEST_INVALID" in page and 'class="marker"' not in page
