@@ -20,15 +20,19 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt | $(BIN)/python
 
 install: $(VENV)/.installed
 
-## Install, migrate the SQLite default, seed the demo workspace, print a key, serve on :8000.
+## Install, migrate the SQLite default, seed the demo workspace, print a login and a key, serve on :8000.
 run: install
 	DEBUG=1 $(BIN)/python manage.py migrate --noinput
-	@DEBUG=1 $(BIN)/python manage.py seed_demo --print-key > .demo-key.log
-	@key=$$(tail -n 1 .demo-key.log); rm -f .demo-key.log; \
-	echo; echo "Demo workspace ready. API key (shown once, keep it):"; echo "  $$key"; echo; \
+	@DEBUG=1 $(BIN)/python manage.py seed_demo --print-login --print-key > .demo-seed.log
+	@key=$$(tail -n 1 .demo-seed.log); login=$$(grep '^Login: ' .demo-seed.log | cut -d' ' -f2-); \
+	rm -f .demo-seed.log; \
+	echo; echo "Demo workspace ready."; \
+	echo "  Browser login (new password each run): $$login"; \
+	echo "    console http://$(HOST):$(PORT)/console/   API keys http://$(HOST):$(PORT)/account/api-keys/"; \
+	echo "  API key (shown once, keep it): $$key"; echo; \
 	echo "Try:"; \
 	echo "  curl -s http://$(HOST):$(PORT)/v1/agent/sql -H 'Authorization: ApiKey $$key' -H 'Content-Type: application/json' -d '{\"sql\": \"SELECT card_id, front_text, tags FROM cards WHERE tags OVERLAP ('\''english'\'') LIMIT 5\"}'"; \
-	echo; echo "Discovery: http://$(HOST):$(PORT)/v1/   Admin: http://$(HOST):$(PORT)/admin/   MCP: http://$(HOST):$(PORT)/mcp"; echo
+	echo; echo "Start page: http://$(HOST):$(PORT)/   Discovery: http://$(HOST):$(PORT)/v1/   Admin: http://$(HOST):$(PORT)/admin/   MCP: http://$(HOST):$(PORT)/mcp"; echo
 	DEBUG=1 $(BIN)/uvicorn config.asgi:application --host $(HOST) --port $(PORT)
 
 ## Install and run the whole suite on SQLite (the default database).

@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
 
 from dsl.mcp import MCP_PATH, build_app  # noqa: E402  (needs Django set up first)
 from flashcards.api.body_limit import limit_api_bodies  # noqa: E402
+from flashcards.api.cors import cors_for_asgi  # noqa: E402
 
 # Django's ASGI handler receives a request's whole body before any middleware runs; this wrapper
 # stops receiving API bodies past the 256 KiB limit, so RequestIdMiddleware's 413 comes early.
@@ -26,7 +27,9 @@ django_api_application = limit_api_bodies(django_application)
 def make_application() -> ASGIApp:
     """A fresh application; tests build one per live server because the MCP session manager
     can only be started once."""
-    mcp_app = build_app()
+    # CORS_ALLOWED_ORIGINS applies to /mcp as to /v1/: its preflights are answered before the
+    # MCP app's API-key check (flashcards.api.cors).
+    mcp_app = cors_for_asgi(build_app())
 
     async def application(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan" or (

@@ -34,6 +34,32 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
+# CORS (django-cors-headers), off unless CORS_ALLOWED_ORIGINS names origins such as
+# https://app.example.com. It covers the API and /mcp alike; browser clients authenticate with an
+# API key header, never with cookies, so credentials stay off. See flashcards.api.cors.
+CORS_ALLOWED_ORIGINS = env_list("CORS_ALLOWED_ORIGINS")
+CORS_URLS_REGEX = r"^/(v1/.*|mcp/?)$"
+CORS_ALLOW_CREDENTIALS = False
+CORS_ALLOW_METHODS = ("DELETE", "GET", "OPTIONS", "PATCH", "POST", "PUT")
+CORS_ALLOW_HEADERS = (
+    "accept",
+    "authorization",
+    "content-type",
+    "idempotency-key",
+    "x-request-id",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "last-event-id",
+)
+CORS_EXPOSE_HEADERS = (
+    "X-Request-Id",
+    "Retry-After",
+    "Idempotent-Replayed",
+    "WWW-Authenticate",
+    "Mcp-Session-Id",
+)
+CORS_PREFLIGHT_MAX_AGE = 600
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -43,11 +69,16 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "corsheaders",
     "flashcards",
     "dsl",
 ]
 
 MIDDLEWARE = [
+    # First, so every answer (a 413 or a 429 too) carries the CORS headers a browser needs to read
+    # it, and preflights are answered before authentication.
+    "flashcards.api.cors.CorsMiddleware",
     "flashcards.api.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -140,9 +171,9 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # uvicorn needs no collectstatic step; production may still run collectstatic.
 WHITENOISE_USE_FINDERS = True
 
-# Any active user signs in here (the admin's login admits staff only) and lands on their API keys.
+# Any active user signs in here (the admin's login admits staff only) and lands on the console.
 LOGIN_URL = "rest_framework:login"
-LOGIN_REDIRECT_URL = "account-api-keys"
+LOGIN_REDIRECT_URL = "console"
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024 + 1024
 
@@ -177,6 +208,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_THROTTLE_CLASSES": ["flashcards.api.throttling.AgentRateThrottle"],
     "DEFAULT_METADATA_CLASS": "flashcards.api.metadata.EnvelopeMetadata",
+    # An unknown ?format= or an Accept no renderer satisfies: a 404 / 406 envelope, never a 500.
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "flashcards.api.negotiation.EnvelopeContentNegotiation",
 }
 
 # Requests per minute per API key; 0 disables the limit.
@@ -197,6 +230,11 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": SERVICE_VERSION,
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI from the pinned drf-spectacular-sidecar package, served by the app: /v1/docs
+    # works offline and loads nothing from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "dsl.openapi.add_examples",

@@ -10,6 +10,9 @@ from django.views.decorators.csrf import csrf_exempt
 
 from dsl.reference import reference
 from flashcards.api.envelope import error_body, success_body
+from flashcards.api.negotiation import unknown_format
+
+FORMATS = ("html", "json")
 
 JSON_INSTRUCTIONS = (
     "Write statements with these resources, columns and operators, then POST them as "
@@ -33,6 +36,17 @@ def grammar(request: HttpRequest) -> HttpResponse:
             request, "METHOD_NOT_ALLOWED", f"Method {request.method} not allowed; use GET."
         )
         return JsonResponse(body, status=405, headers={"Allow": "GET, HEAD"})
+    requested = request.GET.get("format")
+    if requested is not None and requested not in FORMATS:
+        error = unknown_format(requested, FORMATS)
+        body = error_body(
+            request,
+            error.code,
+            error.message,
+            details=error.details,
+            instructions=error.instructions,
+        )
+        return JsonResponse(body, status=error.status_code)
     data = reference()
     if wants_html(request):
         return render(request, "dsl/grammar.html", {"ref": data})

@@ -8,7 +8,12 @@ from django.db import models
 
 from flashcards.models import ApiKey, Workspace
 
-SURFACES = (("rest", "rest"), ("mcp", "mcp"), ("browsable", "browsable"))
+SURFACES = (
+    ("rest", "rest"),
+    ("mcp", "mcp"),
+    ("browsable", "browsable"),
+    ("console", "console"),
+)
 OUTCOME_OK = "ok"
 
 

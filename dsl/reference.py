@@ -84,6 +84,30 @@ EXAMPLES: tuple[str, ...] = (
 )
 
 
+# dsl.md §10, "the examples every build must run", as written there: the query console offers
+# them one click away (tests/dsl/test_examples.py runs each).
+HEADLINE_EXAMPLES: tuple[str, ...] = (
+    "SELECT * FROM cards WHERE tags OVERLAP ('english') AND effort_level IN ('fast', 'medium') "
+    "ORDER BY updated_at DESC LIMIT 20 OFFSET 0",
+    "UPDATE cards SET back_text = 'Updated answer' "
+    "WHERE card_id = '123e4567-e89b-42d3-a456-426614174000'",
+    "SELECT tag, COUNT(*) AS card_count FROM cards GROUP BY tag ORDER BY card_count DESC "
+    "LIMIT 20 OFFSET 0",
+    "SELECT rating, COUNT(*) AS reviews FROM review_events GROUP BY rating ORDER BY reviews DESC "
+    "LIMIT 10 OFFSET 0",
+    "SELECT review_grade, COUNT(*) AS total_reviews FROM review_events GROUP BY review_grade "
+    "ORDER BY total_reviews DESC LIMIT 10 OFFSET 0",
+    "SELECT * FROM cards WHERE tags OVERLAP ('english', 'grammar') AND effort_level IN "
+    "('fast', 'medium') ORDER BY updated_at DESC LIMIT 20 OFFSET 0",
+    "INSERT INTO decks (name, effort_levels, tags) VALUES ('Grammar', ('medium', 'long'), "
+    "('english', 'grammar'))",
+    "UPDATE cards SET back_text = 'Updated answer', tags = ('english', 'verbs') "
+    "WHERE card_id = '123e4567-e89b-42d3-a456-426614174000'",
+    "DELETE FROM cards WHERE card_id IN ('123e4567-e89b-42d3-a456-426614174000', "
+    "'123e4567-e89b-42d3-a456-426614174001')",
+)
+
+
 def limits() -> dict[str, int | float]:
     return {
         "rows_per_select": dsl_settings.MAX_ROWS_PER_SELECT,

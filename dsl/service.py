@@ -1,4 +1,4 @@
-"""``run_sql``: the one function every surface (REST, browsable API, MCP) calls to run dialect sql.
+"""``run_sql``: the one function every surface (REST, browsable API, MCP, console) calls to run sql.
 
 It checks the ``sql`` argument, answers idempotent replays, runs the executor under the request's
 statement time limit, turns every failure into the dsl.md §2 envelope (a 500 only for a bug, never
@@ -26,7 +26,7 @@ from flashcards.models import ApiKey, Workspace
 
 logger = logging.getLogger(__name__)
 
-SURFACES = ("rest", "mcp", "browsable")
+SURFACES = ("rest", "mcp", "browsable", "console")
 MODES = ("any", "read", "write")
 REPLAYED_HEADER = "Idempotent-Replayed"
 

@@ -1,7 +1,8 @@
-"""Routes of the SQL endpoint."""
+"""Routes of the SQL endpoint, the grammar page and the query console."""
 
 from django.urls import path
 
+from dsl.console import console
 from dsl.grammar import grammar
 from dsl.views import SqlExecuteView, SqlQueryView, SqlView
 
@@ -10,4 +11,5 @@ urlpatterns: list = [
     path("v1/agent/sql", SqlView.as_view(), name="agent-sql"),
     path("v1/agent/sql/query", SqlQueryView.as_view(), name="agent-sql-query"),
     path("v1/agent/sql/execute", SqlExecuteView.as_view(), name="agent-sql-execute"),
+    path("console/", console, name="console"),
 ]

@@ -10,7 +10,7 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import MethodNotAllowed, ParseError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.request import Request
@@ -22,12 +22,16 @@ from dsl.idempotency import fingerprint
 from dsl.querylog import log_failure
 from dsl.service import run_sql
 from flashcards.api import schemas
-from flashcards.api.envelope import ApiError, docs_for, request_id_of
+from flashcards.api.envelope import ApiError, docs_for, request_id_of, success
 from flashcards.api.parsers import AnyBodyAsJSONParser, SafeJSONParser
 from flashcards.api.workspace import api_key_of, request_workspace
 
 ENDPOINTS = {"any": ENDPOINT_ANY, "read": ENDPOINT_READ, "write": ENDPOINT_WRITE}
 BODY_EXAMPLE = '{"sql": "SELECT * FROM cards LIMIT 20", "dry_run": false}'
+FORM_PAGE_INSTRUCTIONS = (
+    "Type a statement in the form below and press POST; the answer replaces this text. The query "
+    "console (/console/) shows results as a table."
+)
 
 
 class SqlRequestSerializer(serializers.Serializer):
@@ -73,6 +77,17 @@ def parse_body(request: Request) -> dict[str, Any]:
     return data
 
 
+def _submitted(request: Request) -> dict[str, Any] | None:
+    """The posted form or JSON object, or None when the body cannot be read as one."""
+    try:
+        data = request.data
+    except ParseError:
+        return None
+    if hasattr(data, "getlist"):
+        return {key: data.get(key) for key in ("sql", "dry_run", "workspace_id") if key in data}
+    return data if isinstance(data, dict) else None
+
+
 class SqlView(APIView):
     mode = "any"
     # The form parsers serve the browsable API's HTML form (multipart); agents send JSON.
@@ -80,7 +95,25 @@ class SqlView(APIView):
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer]
 
     def get_serializer(self, *args: Any, **kwargs: Any) -> SqlRequestSerializer:
+        # The browsable API builds its form with get_serializer() (under a method it overrides
+        # to POST, hence the wrapped request's own method): after a submit, the form keeps the
+        # statement that was sent, so a typo is one edit away.
+        if not args and not kwargs and self.request._request.method == "POST":
+            submitted = _submitted(self.request)
+            if submitted is not None:
+                form = SqlRequestSerializer(data=submitted)
+                form.is_valid()
+                return form
         return SqlRequestSerializer(*args, **kwargs)
+
+    @extend_schema(exclude=True)
+    def get(self, request: Request) -> Response:
+        """Only the browsable API's page (a browser asking for HTML): its form, under a 200 that
+        says what to do. Agents still get the 405 envelope: this route runs statements on POST."""
+        if getattr(request.accepted_renderer, "format", None) != "api":
+            raise MethodNotAllowed("GET")
+        data = {"method": "POST", "body": BODY_EXAMPLE, "endpoint": request.path}
+        return success(request, data, FORM_PAGE_INSTRUCTIONS)
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         self._started = time.perf_counter()

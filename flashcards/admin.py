@@ -2,7 +2,8 @@
 through create/update/delete_* (soft delete), workspaces through create_workspace and
 update_scheduler_settings, API keys through create_api_key / revoke_api_key — so an admin edit
 gets the same invariants, sync stamps and change-log entries as any other writer. Review events,
-the change log, tags and memberships are read-only here: no service writes them on request."""
+the change log, tags and memberships are read-only here; the one membership write is the
+workspace action "Add me as a member" (services.add_member)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from flashcards.models import (
     Workspace,
 )
 from flashcards.services import (
+    add_member,
     create_api_key,
     create_cards,
     create_decks,
@@ -269,6 +271,7 @@ class DeckAdmin(SoftDeletedContentAdmin):
 class WorkspaceAdmin(admin.ModelAdmin):
     list_display = ("name", "id", "created_at", "desired_retention", "enable_fuzz", "owners")
     search_fields = ("name",)
+    actions = ("add_me_as_member",)
     info_fields = (
         "name",
         "id",
@@ -311,6 +314,22 @@ class WorkspaceAdmin(admin.ModelAdmin):
         changes = form.changed_service_values()
         if changes:
             adopt(obj, update_scheduler_settings(obj, changes))
+
+    @admin.action(description="Add me as a member of the selected workspaces")
+    def add_me_as_member(self, request: HttpRequest, queryset: QuerySet) -> None:
+        """So an administrator (e.g. made with createsuperuser) can query a workspace in the
+        console and the browsable API; the same service as `manage.py add_member`."""
+        added = [
+            ws.name
+            for ws in queryset.filter(deleted_at__isnull=True)
+            if add_member(request.user, ws)[1]
+        ]
+        if added:
+            self.message_user(
+                request, f"You are now a member of: {', '.join(added)}.", messages.SUCCESS
+            )
+        else:
+            self.message_user(request, "You were already a member of them.", messages.INFO)
 
     @admin.display(description="owners")
     def owners(self, obj: Workspace) -> str:

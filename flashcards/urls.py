@@ -13,9 +13,11 @@ from flashcards.api.sync_views import (
 from flashcards.api.views_account import MeView, SelectWorkspaceView, WorkspacesView
 from flashcards.api.views_commands import ResetProgressView, ReviewsView, SchedulerSettingsView
 from flashcards.api.views_discovery import AgentDiscoveryView, DiscoveryView
+from flashcards.landing import landing
 from flashcards.pages import api_keys, revoke_key
 
 urlpatterns = [
+    path("", landing, name="landing"),
     path("v1/", DiscoveryView.as_view(), name="discovery"),
     re_path(r"^v1/agent/?$", AgentDiscoveryView.as_view(), name="agent-discovery"),
     path("v1/agent/me", MeView.as_view(), name="agent-me"),

@@ -3,7 +3,7 @@
 Reference: kirill-markin/flashcards-open-source-app ``apps/backend/src/schedule.ts`` (MIT,
 Copyright (c) 2026 Kirill Markin), which mirrors the ts-fsrs 5.2.3 scheduler flow. Web and phone
 clients run that same algorithm locally, so this port must agree with them to the millisecond and
-to the last float bit; the golden vectors in ``shared/data/fsrs-full-vectors.json`` decide.
+to the last float bit; the golden vectors in ``tests/fixtures/fsrs-full-vectors.json`` decide.
 
 Porting rules that matter for parity:
 - every intermediate the reference rounds goes through ``toFixed(8)`` semantics (``_round_to_8``);

@@ -33,6 +33,7 @@ from flashcards.services.scheduling import (
 )
 from flashcards.services.workspaces import (
     WorkspaceSelectionRequired,
+    add_member,
     create_workspace,
     ensure_personal_workspace,
     get_member_workspace,
@@ -52,6 +53,7 @@ __all__ = [
     "ReviewResult",
     "WorkspaceSelectionRequired",
     "WriteContext",
+    "add_member",
     "authenticate_api_key",
     "create_api_key",
     "create_cards",

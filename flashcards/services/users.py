@@ -1,6 +1,9 @@
-"""Users created by management commands (create_api_key, import_workspace, seed_demo)."""
+"""Users created by management commands (create_api_key, import_workspace, seed_demo), and the
+demo login's password."""
 
 from __future__ import annotations
+
+import secrets
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -24,3 +27,11 @@ def get_or_create_user(username: str) -> tuple[AbstractBaseUser, bool]:
             f"Invalid username {username!r}: {' '.join(exc.messages)}", field="username"
         ) from exc
     return user_model._default_manager.create_user(username), True
+
+
+def set_random_password(user: AbstractBaseUser) -> str:
+    """Give ``user`` a fresh random password (any previous one stops working) and return it."""
+    password = secrets.token_urlsafe(12)
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    return password

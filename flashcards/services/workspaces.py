@@ -56,6 +56,27 @@ def rename_workspace(user: AbstractBaseUser, workspace: Workspace, name: str) ->
     return workspace
 
 
+@transaction.atomic
+def add_member(
+    user: AbstractBaseUser, workspace: Workspace, role: str | None = None
+) -> tuple[Membership, bool]:
+    """Give ``user`` access to ``workspace``: a new membership gets ``role`` (default member); an
+    existing one keeps its role unless ``role`` names another. Returns (membership, created)."""
+    if role is not None and role not in dict(Membership.ROLES):
+        raise DomainError(
+            f"Unknown role {role!r}; use one of {', '.join(dict(Membership.ROLES))}.", field="role"
+        )
+    if workspace.deleted_at is not None:
+        raise NotFoundError("Workspace not found.", field="workspace_id")
+    membership, created = Membership.objects.get_or_create(
+        user=user, workspace=workspace, defaults={"role": role or Membership.ROLE_MEMBER}
+    )
+    if not created and role is not None and membership.role != role:
+        membership.role = role
+        membership.save(update_fields=["role"])
+    return membership, created
+
+
 def member_workspaces(user: AbstractBaseUser):
     return Workspace.objects.filter(memberships__user=user, deleted_at__isnull=True)
 

@@ -5,19 +5,16 @@ the bit) in the review response and in `SELECT *`."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
 
 from tests.contract.domain_support import agent, insert_card, ok, review, rows, sql
+from tests.fixtures import fsrs_vectors
 
 pytestmark = pytest.mark.django_db
 
-VECTORS_PATH = Path(settings.BASE_DIR).parent / "shared" / "data" / "fsrs-full-vectors.json"
-FIXTURES: list[dict[str, Any]] = json.loads(VECTORS_PATH.read_text(encoding="utf-8"))
+FIXTURES: list[dict[str, Any]] = fsrs_vectors()
 EXPECTED_COLUMNS = {
     "dueAt": "due_at",
     "reps": "reps",

@@ -175,8 +175,29 @@ def test_session_user_reads_through_the_browsable_surface(client, user, workspac
 def test_browsable_form_page_renders_for_humans(client, user, workspace):
     client.force_login(user)
     response = client.get("/v1/agent/sql", HTTP_ACCEPT="text/html")
-    assert response.status_code == 405
+    # The form page opens under a 200 that says what to do, not a red 405 (issue 11).
+    assert response.status_code == 200
     assert b"<textarea" in response.content and b'name="sql"' in response.content
+    assert b"405" not in response.content and b"Method Not Allowed" not in response.content
+    assert b"This field is required" not in response.content
+
+
+def test_a_json_get_is_still_a_405_envelope(client, user, workspace):
+    client.force_login(user)
+    response = client.get("/v1/agent/sql", HTTP_ACCEPT="application/json")
+    assert response.status_code == 405
+    assert response.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+
+
+def test_the_browsable_form_keeps_the_statement_after_a_submit(client, user, workspace):
+    client.force_login(user)
+    statement = "SELECT fron_text FROM cards WHERE tags OVERLAP ('kept')"
+    response = client.post("/v1/agent/sql", {"sql": statement}, HTTP_ACCEPT="text/html")
+    assert response.status_code == 400
+    page = response.content.decode()
+    textarea = page[page.index('<textarea name="sql"') :]
+    textarea = textarea[: textarea.index("</textarea>")]
+    assert "SELECT fron_text FROM cards WHERE tags OVERLAP (&#x27;kept&#x27;)" in textarea
 
 
 def test_browsable_form_post(client, user, workspace):

@@ -1,15 +1,13 @@
 """Golden-vector parity: the scheduler must reproduce the reference app's FSRS-6 output exactly.
 
-The vectors come from flashcards-open-source-app (MIT, Copyright (c) 2026 Kirill Markin); web and
-phone clients compute the same values, so timestamps must be string-equal and floats bit-equal.
+The vectors (tests/fixtures/fsrs-full-vectors.json) come from flashcards-open-source-app (MIT,
+Copyright (c) 2026 Kirill Markin); web and phone clients compute the same values, so timestamps
+must be string-equal and floats bit-equal.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,30 +19,9 @@ from flashcards.scheduling import (
     rebuild_schedule,
     review_card,
 )
+from tests.fixtures import fsrs_vectors
 
-_VECTORS_RELATIVE = Path("data") / "fsrs-full-vectors.json"
-
-
-def _vectors_path() -> Path:
-    # In CI the repo is cloned elsewhere with shared/ beside it, so resolve from the repo root's
-    # parent rather than from an absolute path; the env var lets a runner point anywhere.
-    override = os.environ.get("FLASHCARDS_SHARED_DIR")
-    if override:
-        return Path(override) / _VECTORS_RELATIVE
-    return Path(__file__).resolve().parents[3] / "shared" / _VECTORS_RELATIVE
-
-
-def _load_fixtures() -> list[dict[str, Any]]:
-    path = _vectors_path()
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"FSRS golden vectors not found at {path}; set FLASHCARDS_SHARED_DIR to the shared/ dir"
-        )
-    fixtures: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
-    return fixtures
-
-
-FIXTURES = _load_fixtures()
+FIXTURES = fsrs_vectors()
 
 
 def _settings(raw: dict[str, Any]) -> SchedulerSettings:
