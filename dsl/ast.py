@@ -221,6 +221,9 @@ Condition = Predicate | Not | And | Or
 class SelectItem(Node):
     expr: Expr | Star
     alias: str | None = None
+    alias_without_as: bool = field(default=False, compare=False)
+    """``front_text back_text``: an alias written without AS (PostgreSQL's form), which is a
+    missing comma when the alias names a column."""
 
 
 @dataclass(frozen=True, slots=True)

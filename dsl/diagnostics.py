@@ -32,7 +32,7 @@ from dsl.habits import Habit
 from dsl.lexer import tokenize
 from dsl.parser import DEFAULT_LIMITS, Limits, parse_batch
 from dsl.resources import get_resource
-from dsl.validator import validate_batch
+from dsl.validator import RelativeNow, parse_datetime, parse_interval, validate_batch
 
 logger = logging.getLogger(__name__)
 
@@ -213,6 +213,34 @@ class _Statement:
                 return self.text[tok.start :]
         return None
 
+    def reordered(self) -> str | None:
+        """The SELECT with its clauses in the grammar's order (WHERE, GROUP BY, HAVING, ORDER BY,
+        LIMIT, OFFSET), when they were written in another order."""
+        order = {"WHERE": 0, "GROUP": 1, "HAVING": 2, "ORDER": 3, "LIMIT": 4, "OFFSET": 5}
+        starts = [
+            j
+            for j, tok in enumerate(self.toks)
+            if tok.type in order and self._depth(j) == 0 and self.clause_at(j) != "select"
+        ]
+        if not starts:
+            return None
+        head = self.text[: self.toks[starts[0]].start].rstrip()
+        pieces = []
+        for n, j in enumerate(starts):
+            end = self.toks[starts[n + 1]].start if n + 1 < len(starts) else len(self.text)
+            pieces.append((order[self.toks[j].type], self.text[self.toks[j].start : end].strip()))
+        ranked = sorted(pieces, key=lambda piece: piece[0])
+        if ranked == pieces or len({rank for rank, _ in pieces}) != len(pieces):
+            return None
+        return " ".join([head, *(text for _, text in ranked)])
+
+    def _depth(self, index: int) -> int:
+        depth = 0
+        for tok in self.toks[:index]:
+            depth += tok.type in ("LPAREN", "LBRACKET")
+            depth -= tok.type in ("RPAREN", "RBRACKET")
+        return depth
+
     def other_aggregates(self, found: _Found) -> bool:
         """Whether the select list holds an aggregate outside the match (the aggregate a
         trailing ``FILTER (...)`` applies to counts as part of it)."""
@@ -382,6 +410,34 @@ class _Statement:
                 if name is not None:
                     return name
         return None
+
+
+def _month_range(found: _Found) -> str | None:
+    """``YEAR(c) = 2026 AND MONTH(c) = 3`` as the range of that month."""
+    column, other = found.captures[2].text, found.captures[9].text
+    if column.lower() != other.lower():
+        return None
+    year, month = int(_number(found.captures[5].text)), int(_number(found.captures[12].text))
+    if not 1 <= month <= 12 or not 1 <= year <= 9998:
+        return None
+    following = (year + month // 12, month % 12 + 1)
+    return (
+        f"{column} >= '{year:04d}-{month:02d}-01' AND "
+        f"{column} < '{following[0]:04d}-{following[1]:02d}-01'"
+    )
+
+
+def _shifted_literal(found: _Found) -> str | None:
+    """``'2026-03-01' + INTERVAL '7 days'`` as the literal it is: ``'2026-03-08'``."""
+    moment = parse_datetime(_unquote(found.captures[0].text))
+    shift = parse_interval(_unquote(found.captures[3].text))
+    if moment is None or shift is None:
+        return None
+    sign = -1 if found.captures[1].text == "-" else 1
+    moved = RelativeNow(sign * shift.amount, shift.unit).resolve(moment)
+    if moved.time() == datetime.min.time():
+        return _quote(moved.date().isoformat())
+    return _quote(moved.strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
 def _subsets(found: _Found) -> str | None:
@@ -785,6 +841,13 @@ def _unwhere(text: str) -> str:
     return condition.strip()
 
 
+def _day_unit(text: str) -> str:
+    """Passes (as nothing) date_trunc's 'day' unit: only then is DATE(column) the same value."""
+    if _unquote(text).strip().lower() not in ("day", "dd", "d", "days"):
+        raise ValueError(text)
+    return ""
+
+
 def _underscores(text: str) -> str:
     count = int(_number(text)) + 1
     if not 0 < count <= 1000:
@@ -870,6 +933,7 @@ _FILTERS: dict[str, Callable[[str], str]] = {
     "upper": _upper,
     "lower": _lower,
     "mirror": _mirror,
+    "day_unit": _day_unit,
     "unwhere": _unwhere,
     "day_format": _day_format,
     "hex_prefix": _hex_prefix,
@@ -1584,6 +1648,28 @@ class _Context(dict):
             return None
         if key in _SHAPE_FIELDS:
             return _shape_field(key, stmt, found, self)
+        if key == "reordered":
+            return stmt.reordered()
+        if key == "group_keys":
+            return stmt.group_keys()
+        if key == "item_as_argument":
+            # LAG(x) OVER (...) → x, or nothing when x is selected already.
+            groups = [c for c in found.captures if c.args]
+            if not groups:
+                return None
+            column = _column(groups[0].args[0])
+            listed = {
+                t.word
+                for j, t in enumerate(stmt.toks)
+                if stmt.clause_at(j) == "select" and not found.first <= j <= found.last
+            }
+            if column in listed:
+                return stmt.without_item(found)
+            return _spliced(stmt, found, column)
+        if key == "month_range":
+            return _month_range(found)
+        if key == "shifted_literal":
+            return _shifted_literal(found)
         if key == "subsets":
             return _subsets(found)
         if key == "alternatives":
@@ -1766,9 +1852,14 @@ def _suggestion_candidate(stmt: _Statement, error: DslError, base: int) -> _Cand
         inverse = habits.INVERSE_SYNONYMS.get(stmt.resource() or "", {})
         if tok.start == error.offset - base and tok.word in inverse:
             return None  # the nearest column runs the other way: explained, not substituted
-        if tok.start == error.offset - base and tok.word is not None:
-            text = stmt.text[: tok.start] + suggestion + stmt.text[tok.end :]
-            return _Candidate(text, suggestion, (tok.start, tok.start + len(suggestion)))
+        if tok.start != error.offset - base:
+            continue
+        if tok.word is None and tok.type != "STRING":
+            return None
+        # A value suggestion replaces a string literal as a string literal ('mid' → 'medium').
+        written = _quote(suggestion) if tok.type == "STRING" else suggestion
+        text = stmt.text[: tok.start] + written + stmt.text[tok.end :]
+        return _Candidate(text, written, (tok.start, tok.start + len(written)))
     return None
 
 
@@ -1925,6 +2016,8 @@ def _teach(error: DslError, sql: str, limits: Limits) -> DslError:
     if not rows:
         return _with_correction(error, sql, stmt, base, limits)
     found, corrected, fragment = _best_row(stmt, rows, limits)
+    if found is None:  # no row can say more than the error itself
+        return _with_correction(error, sql, stmt, base, limits)
     habit = found.habit
     reason, offset = _classified(error, habit, base + found.offset(stmt))
     # A validation error kept as it was keeps its message too (it names the column, its type
@@ -1964,7 +2057,8 @@ def _teach(error: DslError, sql: str, limits: Limits) -> DslError:
         suggestions=[s for s in (_format(x, found, stmt) for x in habit.suggest) if s],
         statement_index=error.statement_index,
     )
-    taught.corrected_sql = None if first_step else _whole(sql, base, stmt, corrected)
+    example_only = first_step or "example" in habit.tags
+    taught.corrected_sql = None if example_only else _whole(sql, base, stmt, corrected)
     return taught
 
 
@@ -1973,7 +2067,7 @@ _PARSE_REASONS = frozenset({"syntax_error", "unsupported_syntax"})
 
 def _best_row(
     stmt: _Statement, rows: list[_Found], limits: Limits
-) -> tuple[_Found, str | None, str | None]:
+) -> tuple[_Found | None, str | None, str | None]:
     """The first row with a rewrite that holds, its corrected statement and fragment; else the
     first row, with neither."""
     for found in rows:
@@ -1983,7 +2077,11 @@ def _best_row(
                 if statement is None and candidate.fragment == candidate.statement:
                     continue  # a whole statement that still fails elsewhere is no example
                 return found, statement, candidate.fragment if held else statement
-    return rows[0], None, None
+    for found in rows:
+        habit = found.habit
+        if not (habit.replace or habit.rewrite) or habit.fallback:
+            return found, None, None  # advice that stands without a rewrite
+    return None, None, None
 
 
 def _classified(error: DslError, habit: Habit, at: int) -> tuple[str, int | None]:

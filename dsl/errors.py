@@ -12,7 +12,7 @@ QUERY_TIMEOUT = "QUERY_TIMEOUT"
 
 # Used when a raise site has no better advice, so every error still carries a hint sentence.
 _DEFAULT_HINTS: dict[str, str] = {
-    "syntax_error": "Check the statement against the grammar, e.g. SELECT * FROM cards WHERE reps = 0 LIMIT 20.",
+    "syntax_error": "Check the statement against the grammar page (docs.grammarUrl); statements are SHOW TABLES, DESCRIBE, SELECT, INSERT, UPDATE and DELETE.",
     "unsupported_syntax": "Rewrite the statement with the supported subset described in the grammar documentation.",
     "unknown_resource": "Run SHOW TABLES to list the resources: workspace, cards, decks, review_events.",
     "unknown_column": "Run DESCRIBE <resource> to list its columns.",

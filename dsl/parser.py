@@ -291,7 +291,9 @@ class _Grammar:
         | expr AS IDENT"""
         expr = self._operand(p[1], "a select item")
         alias = p[len(p) - 1] if len(p) > 2 else None
-        p[0] = ast.SelectItem(expr, alias, span=(expr.span[0], _end(p, len(p) - 1)))
+        p[0] = ast.SelectItem(
+            expr, alias, alias_without_as=len(p) == 3, span=(expr.span[0], _end(p, len(p) - 1))
+        )
 
     def p_unnest(self, p: yacc.YaccProduction) -> None:
         """unnest : UNNEST IDENT AS IDENT
@@ -813,9 +815,35 @@ class _Grammar:
         raise _syntax_error(tok, self.feed, self._expected())
 
     def _expected(self) -> list[str]:
+        """The tokens that can really come next: those of the failing state's action table that
+        survive the reductions they trigger (LALR tables also list lookaheads whose reductions
+        fail later, e.g. RETURNING after a SELECT's WHERE)."""
         if self.lr is None or not self.lr.statestack:
             return []
-        return sorted(self.lr.action[self.lr.statestack[-1]])
+        stack = list(self.lr.statestack)
+        return sorted(
+            t for t in self.lr.action[stack[-1]] if t != "error" and self._viable(stack, t)
+        )
+
+    def _viable(self, stack: list[int], token: str) -> bool:
+        """Whether the parser, in ``stack``, shifts ``token`` after the reductions it causes."""
+        assert self.lr is not None
+        action, goto, productions = self.lr.action, self.lr.goto, self.lr.productions
+        stack = list(stack)
+        for _ in range(1000):
+            step = action[stack[-1]].get(token)
+            if step is None:
+                return False
+            if step >= 0:  # shift, or accept at the end
+                return True
+            production = productions[-step]
+            if production.len:
+                del stack[-production.len :]
+            state = goto[stack[-1]].get(production.name)
+            if state is None:
+                return False
+            stack.append(state)
+        return False
 
 
 def _join(

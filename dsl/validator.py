@@ -636,6 +636,9 @@ def _mismatch(info: _TermInfo, node: ast.Node, why: str | None = None) -> DslErr
 def _bad_enum(info: _TermInfo, node: ast.StringLit) -> DslError:
     allowed = ", ".join(f"'{v}'" for v in info.allowed or ())
     suggestions = closest_names(node.value.lower(), info.allowed or ())
+    meant = habits.ENUM_SYNONYMS.get(info.name, {}).get(node.value.strip().lower())
+    if meant is not None:
+        suggestions = [meant, *(s for s in suggestions if s != meant)]
     return _fail(
         f"'{node.value}' is not an allowed value of {info.name}; allowed values: {allowed}.",
         "invalid_value",
@@ -808,6 +811,8 @@ def _unknown_column(
             elif ref.quoted:
                 text = (ref.spelling or ref.name).replace("'", "''")
                 hint = f"Strings take single quotes ('{text}'); double quotes name columns."
+            elif suggestions:
+                hint = f"Write {suggestions[0]} (DESCRIBE {resource.name} lists its columns)."
             else:
                 hint = f"Run DESCRIBE {resource.name} to list its columns."
     return _fail(
@@ -1281,6 +1286,19 @@ def _validate_select(stmt: ast.Select, limits: Limits) -> SelectPlan:
             expr = item.expr
             assert not isinstance(expr, ast.Star)
             term = _expression_term(scope, expr, "the select list")
+            if item.alias_without_as and item.alias and resource.column(item.alias) is not None:
+                # `SELECT front_text back_text`: silently naming front_text "back_text" would
+                # answer another question than the caller asked; it is a missing comma.
+                shown = _display(expr) if isinstance(expr, ast.ColumnRef) else "the item"
+                raise DslError(
+                    f"{item.alias} after {shown} reads as an alias; a comma is missing between "
+                    "two columns.",
+                    reason="syntax_error",
+                    offset=item.span[1] - len(item.alias),
+                    hint=f"Separate the columns with a comma ({shown}, {item.alias}), or write "
+                    f"AS {item.alias} to name the item.",
+                    suggestions=[f", {item.alias}"],
+                )
             if isinstance(expr, ast.ColumnRef) and expr.name == unnest_alias:
                 default = unnest_alias
             else:

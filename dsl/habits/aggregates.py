@@ -92,8 +92,8 @@ ROWS: tuple[Habit, ...] = (
         "aggregates",
         "row_number|rank|dense_rank ( ) over ( partition by #name order by #name desc|asc? )",
         "Window functions ({1:upper}() OVER) are not supported.",
-        "One row per {8} is GROUP BY {8} with MAX / MIN, e.g. {fix}",
-        rewrite="SELECT {8}, MAX({11}) FROM {resource} GROUP BY {8}",
+        "Read the rows ordered by {8} and number them per {8} after reading, e.g. {fix}",
+        rewrite="{without_item} ORDER BY {8}, {11} {12:upper}",
     ),
     h(
         "aggregates",
@@ -107,7 +107,7 @@ ROWS: tuple[Habit, ...] = (
         "lag|lead|first_value|last_value|nth_value #args over ( partition by #name order by #name desc|asc? )",
         "Window functions ({1:upper}() OVER) are not supported.",
         "Read the rows in order and compare neighbours after reading, e.g. {fix}",
-        rewrite="{without_item} ORDER BY {7}, {10} {11:upper}",
+        rewrite="{item_as_argument} ORDER BY {7}, {10} {11:upper}",
     ),
     h(
         "aggregates",
@@ -247,7 +247,7 @@ ROWS: tuple[Habit, ...] = (
         "string_agg|group_concat|array_agg|json_agg|jsonb_agg|listagg|json_arrayagg|json_group_array #args",
         "{1:upper}() is not supported: there is no list aggregate.",
         "Read the rows and join the values after reading (tags is already a list per card)",
-        replace="{2[0]:column}",
+        replace=("{2[0]:column}", "{group_keys}, COUNT(*)"),
         rewrite="{ungrouped}",
         fallback="Read the rows and collect the values after reading, e.g. SELECT card_id, tags FROM cards",
     ),

@@ -7,6 +7,23 @@ from dsl.habits.base import READ_FIRST, Habit, h
 ROWS: tuple[Habit, ...] = (
     h(
         "arrays",
+        "metadata - >|> >? #str",
+        "JSON operators are not supported: metadata is read whole, and cannot be filtered, sorted or grouped.",
+        "Read it and take the field after reading, e.g. {fix}",
+        rewrite="SELECT {id_column}, metadata FROM {resource}",
+        at=1,
+        tags=("first_step",),
+    ),
+    h(
+        "arrays",
+        "json_extract|json_value|json_query|json_unquote|jsonb_extract_path_text|json_extract_path_text ( metadata",
+        "{1:upper}() is not supported: metadata is JSON read whole, and cannot be filtered, sorted or grouped.",
+        "Read it and take the field after reading, e.g. {fix}",
+        rewrite="SELECT {id_column}, metadata FROM {resource}",
+        tags=("first_step",),
+    ),
+    h(
+        "arrays",
         "#array :: #word [? ]?",
         "Type casts (::) are not supported; an array literal needs none.",
         "Write {fix}",
@@ -126,7 +143,7 @@ ROWS: tuple[Habit, ...] = (
     h(
         "arrays",
         "json_extract|json_value|json_unquote #args = #str",
-        "{1:upper}() is not supported: tags have no positions; whether they hold a value is OVERLAP.",
+        "{1:upper}() is not supported: JSON is read whole, and tags (which have no positions) are tested with OVERLAP.",
         "Write {fix}",
         replace="{2[0]:column} OVERLAP ({4})",
     ),

@@ -248,6 +248,27 @@ COLUMN_DEFAULTS: dict[str, str] = {
     "effort_levels": "()",
 }
 
+# Words for an enum column's values → the value they mean (suggested on invalid_value).
+ENUM_SYNONYMS: dict[str, dict[str, str]] = {
+    "effort_level": {
+        **dict.fromkeys(("mid", "med", "normal", "moderate", "average", "middle"), "medium"),
+        **dict.fromkeys(("quick", "short", "easy", "low", "small", "fastest"), "fast"),
+        **dict.fromkeys(("slow", "hard", "difficult", "high", "large", "longer"), "long"),
+    },
+    "fsrs_card_state": {
+        **dict.fromkeys(("learn", "learned", "in_learning"), "learning"),
+        **dict.fromkeys(("relearn", "lapsed", "relearned"), "relearning"),
+        **dict.fromkeys(("unseen", "fresh", "unreviewed", "never_reviewed"), "new"),
+        **dict.fromkeys(("mature", "young", "reviewing", "graduated"), "review"),
+    },
+    "review_grade": {
+        **dict.fromkeys(("fail", "failed", "wrong", "forgot", "lapse", "incorrect"), "again"),
+        **dict.fromkeys(("difficult", "tough"), "hard"),
+        **dict.fromkeys(("ok", "okay", "correct", "right", "pass", "passed"), "good"),
+        **dict.fromkeys(("perfect", "trivial", "simple"), "easy"),
+    },
+}
+
 # String values of an integer column that agents write as words.
 VALUE_SYNONYMS: dict[str, dict[str, str]] = {
     "rating": {"again": "0", "hard": "1", "good": "2", "easy": "3"},

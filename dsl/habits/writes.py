@@ -11,6 +11,38 @@ _NEW_VALUE = (
 ROWS: tuple[Habit, ...] = (
     h(
         "writes",
+        "replace|upsert into #word ( card_id|deck_id",
+        "{1:upper} INTO is not supported: with its id, the row exists already, so this is an UPDATE.",
+        "Change the existing row, e.g. {fix}",
+        rewrite="{upsert_update}",
+        fallback="Change the existing row with UPDATE {resource} SET ... WHERE {id_column} = '<id>'",
+    ),
+    h(
+        "writes",
+        "deleted_at|is_deleted|deleted|deleted_on|removed|archived_at = #any",
+        "Rows are deleted with DELETE, which is a soft delete already (the row disappears from every read; sync clients get the tombstone).",
+        "Write {fix}",
+        rewrite="DELETE FROM {resource} WHERE {where}",
+        clauses="set",
+        when_reason="unknown_column",
+    ),
+    h(
+        "writes",
+        "where 1|true = 1|true",
+        "A condition that is always true names no rows: UPDATE and DELETE change at most 100 rows, named by their WHERE.",
+        'Name the rows, e.g. WHERE {id_column} IN (\'<id>\', ...); the scheduling state of every card is reset with POST /v1/agent/workspace/reset-progress {{"confirmation": "reset all progress"}}',
+        at=1,
+        statements="update delete",
+    ),
+    h(
+        "writes",
+        "into outfile|dumpfile #str",
+        "INTO OUTFILE is not supported: rows come back as JSON in data.rows (page with LIMIT and OFFSET).",
+        "Drop it, e.g. {fix}",
+        replace="",
+    ),
+    h(
+        "writes",
         "#name = #upto:, ,",
         "",
         "Leave {1} out of the SET",
