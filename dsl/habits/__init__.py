@@ -21,7 +21,7 @@ Templates (``message``, ``advice``, ``replace``, ``rewrite``, ``suggest``) are `
 that was found to work, and ``{resource}``, ``{id_column}``, ``{where}``, ``{named_resource}``,
 ``{required_columns}``, ``{moved_to_where}``, ``{before}``, ``{after}`` come from the statement.
 Filters follow a colon and chain with ``|``: ``{2[0]:unit}`` (``day`` → ``days``), ``abs``,
-``sign``, ``flip``, ``number``, ``interval``, ``unquote``, ``quote``, ``list`` (any array spelling →
+``sign``, ``number``, ``interval``, ``unquote``, ``quote``, ``list`` (any array spelling →
 ``('a', 'b')``), ``column`` (a bare column name only), ``clock`` (only a reading of the clock),
 ``day``, ``day_after``, ``next_year``, ``like`` (a literal usable inside a LIKE pattern),
 ``regex_like`` (a plain regular expression as a LIKE pattern), ``unwild`` (a LIKE pattern's text),
