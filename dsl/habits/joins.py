@@ -107,31 +107,21 @@ ROWS: tuple[Habit, ...] = (
         )
     ),
     # cards with decks: tags, not ids, relate them.
-    _first_step(
-        h(
-            "joins",
-            f"{_QUALIFIERS} outer? join decks|cards",
-            "JOIN is not supported: a deck holds no card ids; its cards are those whose tags OVERLAP its tags.",
-            _DECK_ADVICE,
-            rewrite=_DECK_STEPS,
-            fallback=_DECK_ADVICE.replace(
-                "({fix})", "(SELECT name, tags, effort_levels FROM decks)"
-            ),
-            statements="select",
+    *(
+        _first_step(
+            h(
+                "joins",
+                pattern,
+                "JOIN is not supported: a deck holds no card ids; its cards are those whose tags OVERLAP its tags.",
+                _DECK_ADVICE,
+                rewrite=_DECK_STEPS,
+                fallback=_DECK_ADVICE.replace(
+                    "({fix})", "(SELECT name, tags, effort_levels FROM decks)"
+                ),
+                statements="select",
+            )
         )
-    ),
-    _first_step(
-        h(
-            "joins",
-            "join|straight_join decks|cards",
-            "JOIN is not supported: a deck holds no card ids; its cards are those whose tags OVERLAP its tags.",
-            _DECK_ADVICE,
-            rewrite=_DECK_STEPS,
-            fallback=_DECK_ADVICE.replace(
-                "({fix})", "(SELECT name, tags, effort_levels FROM decks)"
-            ),
-            statements="select",
-        )
+        for pattern in (f"{_QUALIFIERS} outer? join decks|cards", "join|straight_join decks|cards")
     ),
     # An anti-join (LEFT JOIN r ... WHERE r.card_id IS NULL): the ids that have a match first,
     # then the caller's resource without them.
