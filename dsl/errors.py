@@ -21,7 +21,7 @@ _DEFAULT_HINTS: dict[str, str] = {
     "not_sortable": "Sort on a different column; DESCRIBE shows which columns are sortable.",
     "type_mismatch": "Use a literal of the column's type; DESCRIBE shows each column's type.",
     "invalid_value": "Use one of the values the column allows; DESCRIBE shows allowed_values.",
-    "missing_where": "Add a WHERE clause that selects the rows to change, e.g. WHERE card_id = '<uuid>'.",
+    "missing_where": "Add a WHERE naming the rows (at most 100 per statement), e.g. WHERE card_id IN ('<id>', ...); for every row, read the ids a page at a time (SELECT card_id FROM cards LIMIT 100) and name them.",
     "empty_statement": "Remove the empty statement; separate statements with a single ';'.",
     "too_many_rows": "Narrow the WHERE clause or work in pages of at most 100 rows, e.g. by card_id.",
     "too_many_statements": "Send at most 50 statements per request; split the batch.",

@@ -1544,7 +1544,9 @@ def _where_required(stmt: ast.Update | ast.Delete, verb: str) -> ast.Condition:
             f"{verb} needs a WHERE clause.",
             "missing_where",
             stmt,
-            f"Add a WHERE that selects the rows, e.g. {verb} {stmt.resource} ... WHERE {_id_example(stmt.resource)}.",
+            f"Add a WHERE naming the rows (at most 100 per statement), e.g. {verb} "
+            f"{stmt.resource} ... WHERE {_id_example(stmt.resource)}; for every row, read the ids "
+            "a page at a time with SELECT and name them.",
         )
     return stmt.where
 

@@ -138,10 +138,10 @@ def _teach(error: DslError, sql: str, limits: Limits) -> DslError:
     first_step = corrected is not None and (
         "first_step" in habit.tags or _is_first_step(stmt, corrected)
     )
-    if kept and corrected is None and fragment is None:
+    if kept and corrected is None and fragment is None and (habit.replace or habit.rewrite):
         # Nothing better than what the validator said: keep its hint, and try its suggestion.
         return _with_correction(error, sql, stmt, base, limits)
-    if kept and advice:
+    if kept and advice and "own_hint" not in habit.tags:
         explanation = _format(habit.message, found, stmt) or error.hint
         if explanation and fragment and fragment in explanation:
             advice = explanation  # the validator's hint already says it

@@ -57,6 +57,14 @@ def _sign(text: str) -> str:
 _MIRRORED = {">": "<", ">=": "<=", "<": ">", "<=": ">=", "=": "=", "!=": "!=", "<>": "<>"}
 
 
+def _minus_one(text: str) -> str:
+    """Anki's 1-based ease as this product's 0-based rating."""
+    value = int(_number(text)) - 1
+    if not 0 <= value <= 3:
+        raise ValueError(text)
+    return str(value)
+
+
 def _mirror(text: str) -> str:
     """The comparison seen from the other side (``a - b > n`` is ``b < a - n``)."""
     return _MIRRORED[text.strip()]
@@ -382,6 +390,7 @@ _FILTERS: dict[str, Callable[[str], str]] = {
     "upper": _upper,
     "lower": _lower,
     "mirror": _mirror,
+    "minus_one": _minus_one,
     "day_unit": _day_unit,
     "unwhere": _unwhere,
     "day_format": _day_format,

@@ -84,6 +84,25 @@ class _Context(dict):
             return None
         if key in _SHAPE_FIELDS:
             return _shape_field(key, stmt, found, self)
+        if key == "truncated_now":
+            return _truncated_now(found)
+        if key == "date_column":
+            groups = [c for c in found.captures if c.args]
+            for arg in groups[0].args if groups else ():
+                if re.fullmatch(r"\s*[A-Za-z_]\w*\s*", arg):
+                    return arg.strip()
+            return None
+        if key == "upsert_lookup":
+            update = _shape_field("upsert_update", stmt, found, self)
+            match = re.fullmatch(r"UPDATE (\w+) SET .+? WHERE (.+)", update or "", re.DOTALL)
+            if match is None:
+                return None
+            resource = get_resource(match.group(1))
+            return (
+                f"SELECT {resource.id_column} FROM {match.group(1)} WHERE {match.group(2)}"
+                if resource
+                else None
+            )
         if key == "reordered":
             return stmt.reordered()
         if key == "group_keys":
@@ -191,6 +210,21 @@ class _Positional(dict):
             index = int(key)
             return _Text(self.whole) if index == 0 else self.captures[index - 1]
         return self.context[key]
+
+
+def _truncated_now(found: _Found) -> str | None:
+    """``date_trunc('week', now())`` as the literal it is today (UTC): the start of this day,
+    week (Monday), month or year."""
+    unit = found.captures[2].text.strip("'").lower()
+    today = datetime.now(UTC).date()
+    starts = {
+        "day": today,
+        "week": today - timedelta(days=today.weekday()),
+        "month": today.replace(day=1),
+        "year": today.replace(month=1, day=1),
+    }
+    start = starts.get(unit)
+    return None if start is None else f"'{start.isoformat()}'"
 
 
 def _format(template: str, found: _Found, stmt: _Statement, **extra: str) -> str | None:

@@ -7,6 +7,22 @@ from dsl.habits.base import Habit, h
 ROWS: tuple[Habit, ...] = (
     h(
         "aggregates",
+        "coalesce|ifnull|nvl|isnull ( #name , #name ) as? #name?",
+        "{1:upper}() is not supported: missing values come back as null.",
+        "Select both columns and take the second where the first is null, after reading: {fix}",
+        replace="{3}, {5}",
+        clauses="select",
+    ),
+    h(
+        "aggregates",
+        ") *|+|- #num|#name|(",
+        "Arithmetic ({2}) is not supported: every value is a column, a literal or an aggregate.",
+        "Select the values themselves (the counts, sums or columns) and compute the result after reading",
+        at=1,
+        clauses="select having order",
+    ),
+    h(
+        "aggregates",
         "sum|count ( case when #upto:then then #any else? #value? end )",
         "CASE expressions are not supported: a counted condition goes in WHERE.",
         "Count the rows in WHERE: {fix}; for several conditions at once, count per value with GROUP BY",
@@ -194,7 +210,7 @@ ROWS: tuple[Habit, ...] = (
         "aggregates",
         "/|%",
         "Arithmetic ({1}) is not supported: every value is a column, a literal or an aggregate.",
-        "Select the parts (e.g. SUM(lapses), SUM(reps)) and compute the ratio after reading",
+        "Select the values themselves (the counts, sums or columns) and compute the result after reading",
         reason="keep",
     ),
     h(

@@ -7,6 +7,15 @@ from dsl.habits.base import READ_FIRST, Habit, h
 ROWS: tuple[Habit, ...] = (
     h(
         "arrays",
+        "#array_column [ #num ]",
+        "Arrays have no positions here: {1} is read whole.",
+        "Read {1} whole and take the element after reading",
+        replace="{1}",
+        clauses="select order group",
+        at=1,
+    ),
+    h(
+        "arrays",
         "metadata - >|> >? #str",
         "JSON operators are not supported: metadata is read whole, and cannot be filtered, sorted or grouped.",
         "Read it and take the field after reading, e.g. {fix}",

@@ -65,7 +65,9 @@ class Habit:
     """Explain this habit even when the original error points earlier in the statement."""
     tags: tuple[str, ...] = field(default=())
     """``first_step``: the rewrite is a read to run first, never a corrected statement;
-    ``at_error``: the row explains only an error that points where the row does."""
+    ``at_error``: the row explains only an error that points where the row does; ``example``:
+    the rewrite is an example, never correctedSql; ``own_hint``: the row's advice replaces the
+    validator's hint instead of following it."""
 
 
 def h(

@@ -7,6 +7,28 @@ from dsl.habits.base import ANY_CLOCK, CLOCK_NAMES, Habit, h
 ROWS: tuple[Habit, ...] = (
     h(
         "clock",
+        "#name >|>= current_date|curdate|today|utc_date #group?",
+        "{3:upper} is not part of this language; since the start of today (UTC) is a date literal.",
+        "Write {fix}",
+        replace="{1} {2} {today}",
+        reason="unsupported_syntax",
+    ),
+    h(
+        "clock",
+        "#name >|>= date|datetime ( 'now' )",
+        "{3}('now') is SQLite's clock; since the start of today (UTC) is a date literal.",
+        "Write {fix}",
+        replace="{1} {2} {today}",
+    ),
+    h(
+        "clock",
+        "date_trunc|datetrunc ( #str , now|current_timestamp|getdate|current_date ( )? )",
+        "{1:upper}() is not supported; the start of this {3:unquote} is a date literal.",
+        "Write {fix} (UTC)",
+        replace="{truncated_now}",
+    ),
+    h(
+        "clock",
         "julianday ( 'now' ) - julianday ( #name ) >|>= #num",
         "julianday() is SQLite's; an age is a comparison with NOW() minus an INTERVAL.",
         "Write {fix}",
@@ -336,7 +358,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported: datetimes come back as ISO-8601 UTC strings; DATE(column) gives the calendar day.",
         "Write {fix} instead of {0}",
         replace=("{2[0]:day_format}DATE({2[1]:column})", "{2[1]:day_format}DATE({2[0]:column})"),
-        fallback="There is no month or year bucket: GROUP BY DATE(column) (one row per UTC day) and add the days up after reading, or count one period with a range, e.g. created_at >= '2026-11-01' AND created_at < '2026-12-01'",
+        fallback="There is no week, month or year bucket: GROUP BY DATE({date_column}) (one row per UTC day, with COUNT(*) and SUM of what you average) and add the days up after reading, or count one period with a range, e.g. {date_column} >= '2026-11-01' AND {date_column} < '2026-12-01'",
     ),
     h(
         "clock",

@@ -232,7 +232,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace=("{1} {2} ILIKE {4:regex_like}", "({alternatives})"),
         at=2,
-        fallback="Write {1} ILIKE '%text%', or MATCH('text')",
+        fallback="Regular expressions are not supported (LIKE has only % and _, no anchors or classes): narrow with LIKE, e.g. {1} LIKE '%text%', and test the rest after reading",
     ),
     h(
         "text",

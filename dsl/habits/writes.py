@@ -11,6 +11,12 @@ _NEW_VALUE = (
 ROWS: tuple[Habit, ...] = (
     h(
         "writes",
+        "truncate table? review_events|workspace",
+        "review_events and workspace are read-only: the review log is immutable (reviews of deleted cards stay too) and cannot be emptied.",
+        'To start every card over, keeping the review log, use POST /v1/agent/workspace/reset-progress {{"confirmation": "reset all progress"}}',
+    ),
+    h(
+        "writes",
         "replace|upsert into #word ( card_id|deck_id",
         "{1:upper} INTO is not supported: with its id, the row exists already, so this is an UPDATE.",
         "Change the existing row, e.g. {fix}",
@@ -86,8 +92,9 @@ ROWS: tuple[Habit, ...] = (
         "writes",
         "on conflict|duplicate",
         "There is no upsert ({1:upper} {2:upper}): INSERT always creates new rows with new ids.",
-        "To change the existing row write {fix}; to add a new row, INSERT without the ON {2:upper} clause",
-        rewrite="{upsert_update}",
+        "Look the row up first ({fix}); if it exists, {upsert_update}; if not, INSERT it without the ON {2:upper} clause",
+        rewrite="{upsert_lookup}",
+        tags=("first_step",),
     ),
     h(
         "writes",
