@@ -65,6 +65,11 @@ def _minus_one(text: str) -> str:
     return str(value)
 
 
+def _flip_direction(text: str) -> str:
+    """An ORDER BY direction reversed (none is ASC, so it becomes DESC)."""
+    return "ASC" if text.strip().lower() == "desc" else "DESC"
+
+
 def _mirror(text: str) -> str:
     """The comparison seen from the other side (``a - b > n`` is ``b < a - n``)."""
     return _MIRRORED[text.strip()]
@@ -390,6 +395,7 @@ _FILTERS: dict[str, Callable[[str], str]] = {
     "upper": _upper,
     "lower": _lower,
     "mirror": _mirror,
+    "flip_direction": _flip_direction,
     "minus_one": _minus_one,
     "day_unit": _day_unit,
     "unwhere": _unwhere,

@@ -308,10 +308,13 @@ def _suggestion_candidate(stmt: _Statement, error: DslError, base: int) -> _Cand
     if not error.suggestions or error.offset is None:
         return None
     suggestion = error.suggestions[0]
-    for tok in stmt.toks:
-        inverse = habits.INVERSE_SYNONYMS.get(stmt.resource() or "", {})
-        if tok.start == error.offset - base and tok.word in inverse:
-            return None  # the nearest column runs the other way: explained, not substituted
+    inverse = habits.INVERSE_SYNONYMS.get(stmt.resource() or "", {})
+    for j, tok in enumerate(stmt.toks):
+        # The nearest column runs the other way: shown in the select list, but never put into
+        # a comparison or an order (habit rows flip those where they can).
+        at_error = tok.start == error.offset - base
+        if at_error and tok.word in inverse and stmt.clause_at(j) not in ("select", "returning"):
+            return None
         if tok.start != error.offset - base:
             continue
         if tok.word is None and tok.type != "STRING":

@@ -8,6 +8,16 @@ from dsl.habits.base import Habit, h
 ROWS: tuple[Habit, ...] = (
     h(
         "names",
+        "by ease|ease_factor|factor|easiness asc|desc?",
+        "",
+        "fsrs_difficulty runs the other way from ease (a high fsrs_difficulty is a hard card): write {fix}",
+        replace="BY fsrs_difficulty {3:flip_direction}",
+        when_reason="unknown_column",
+        statements="select",
+        at=1,
+    ),
+    h(
+        "names",
         "is_new|isnew|new|unseen|never_reviewed|unreviewed =|is true|1",
         "",
         "A new card is fsrs_card_state = 'new' (never reviewed: reps = 0); write {fix}",
