@@ -1368,11 +1368,22 @@ def _validate_select(stmt: ast.Select, limits: Limits) -> SelectPlan:
         for item, node in zip(items, item_nodes, strict=True):
             if not _is_aggregate(item.term) and item.term not in group_terms:
                 shown = _term_info(item.term).name
+                keys = [_term_info(t).name for t in group_terms if isinstance(t, Column | DateOf)]
+                unselected = [k for k in keys if k not in {i.name for i in items}]
+                # `SELECT front_text, COUNT(*) ... GROUP BY tag` means the key was forgotten in
+                # the select list: adding front_text to GROUP BY would count something else.
+                hint = (
+                    f"Select the grouping key instead, e.g. SELECT {unselected[0]}, COUNT(*) ... "
+                    f"GROUP BY {unselected[0]}; or add {shown} to GROUP BY, or aggregate it."
+                    if unselected
+                    else f"Add it to GROUP BY, e.g. GROUP BY {shown}, or aggregate it, e.g. COUNT(*)."
+                )
                 raise _fail(
                     f"{shown} must appear in GROUP BY or be used inside an aggregate.",
                     "syntax_error",
                     node,
-                    f"Add it to GROUP BY, e.g. GROUP BY {shown}, or aggregate it, e.g. COUNT(*).",
+                    hint,
+                    suggestions=unselected[:1],
                 )
 
     # HAVING

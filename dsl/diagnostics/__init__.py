@@ -175,7 +175,12 @@ def _best_row(
             if statement is not None or held:
                 if statement is None and candidate.fragment == candidate.statement:
                     continue  # a whole statement that still fails elsewhere is no example
-                return found, statement, candidate.fragment if held else statement
+                fragment = candidate.fragment if held else statement
+                if statement is not None and fragment and fragment not in statement:
+                    fragment = (
+                        statement  # corrected further: the fragment alone would contradict it
+                    )
+                return found, statement, fragment
     for found in rows:
         habit = found.habit
         if not (habit.replace or habit.rewrite) or habit.fallback:

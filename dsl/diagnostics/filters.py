@@ -70,6 +70,21 @@ def _flip_direction(text: str) -> str:
     return "ASC" if text.strip().lower() == "desc" else "DESC"
 
 
+_ANKI_QUEUES = {"0": "'new'", "1": "'learning'", "2": "'review'", "3": "'relearning'"}
+
+
+def _anki_queue(text: str) -> str:
+    """Anki's queue number (0 new, 1 learning, 2 review, 3 day-learning) as the state here."""
+    return _ANKI_QUEUES[_number(text)]
+
+
+def _review_log(text: str) -> str:
+    """Passes (as nothing) only for review_events: there the id says nothing about time."""
+    if text.strip() != "review_events":
+        raise ValueError(text)
+    return ""
+
+
 def _mirror(text: str) -> str:
     """The comparison seen from the other side (``a - b > n`` is ``b < a - n``)."""
     return _MIRRORED[text.strip()]
@@ -395,6 +410,8 @@ _FILTERS: dict[str, Callable[[str], str]] = {
     "upper": _upper,
     "lower": _lower,
     "mirror": _mirror,
+    "anki_queue": _anki_queue,
+    "review_log": _review_log,
     "flip_direction": _flip_direction,
     "minus_one": _minus_one,
     "day_unit": _day_unit,

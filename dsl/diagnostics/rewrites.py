@@ -35,7 +35,7 @@ from dsl.parser import DEFAULT_LIMITS, Limits, parse_batch
 from dsl.resources import get_resource
 from dsl.validator import validate_batch
 
-_CORRECTION_ROUNDS = 4
+_CORRECTION_ROUNDS = 8
 
 
 class _Context(dict):
@@ -359,7 +359,11 @@ def _next_candidate(
     stmt, base = located
     fallback = None
     for found in _found_here(stmt, error, base):
+        if {"first_step", "example"} & set(found.habit.tags):
+            continue  # another statement to run first is no step of a correction
         for candidate in _candidates(stmt, found):
+            if candidate.fragment == candidate.statement and _is_another_read(stmt, candidate):
+                continue
             fallback = fallback or candidate
             remaining = _check(candidate.statement, limits)
             if remaining is None:
@@ -368,6 +372,12 @@ def _next_candidate(
             if not candidate.region[0] <= at < candidate.region[1]:
                 return candidate
     return _suggestion_candidate(stmt, error, base) or fallback
+
+
+def _is_another_read(stmt: _Statement, candidate: _Candidate) -> bool:
+    """A rewrite that reads another resource, or reads where the statement wrote."""
+    other = _Statement(candidate.statement, tokenize(candidate.statement), 0)
+    return other.kind != stmt.kind or other.resource() != stmt.resource()
 
 
 def _settle(candidate: _Candidate, limits: Limits) -> tuple[str | None, bool]:

@@ -263,7 +263,7 @@ ROWS: tuple[Habit, ...] = (
         "string_agg|group_concat|array_agg|json_agg|jsonb_agg|listagg|json_arrayagg|json_group_array #args",
         "{1:upper}() is not supported: there is no list aggregate.",
         "Read the rows and join the values after reading (tags is already a list per card)",
-        replace=("{2[0]:column}", "{group_keys}, COUNT(*)"),
+        replace=("{group_keys}, COUNT(*)", "{2[0]:column}"),
         rewrite="{ungrouped}",
         fallback="Read the rows and collect the values after reading, e.g. SELECT card_id, tags FROM cards",
     ),

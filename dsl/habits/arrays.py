@@ -7,6 +7,24 @@ from dsl.habits.base import READ_FIRST, Habit, h
 ROWS: tuple[Habit, ...] = (
     h(
         "arrays",
+        "#array_column contains|overlap #str , #str , #str",
+        "{2:upper} takes a parenthesised list of values.",
+        "Write {fix}",
+        replace="{1} {2:upper} ({3}, {5}, {7})",
+        at=2,
+        reason="keep",
+    ),
+    h(
+        "arrays",
+        "#array_column contains|overlap #str , #str",
+        "{2:upper} takes a parenthesised list of values.",
+        "Write {fix}",
+        replace="{1} {2:upper} ({3}, {5})",
+        at=2,
+        reason="keep",
+    ),
+    h(
+        "arrays",
         "#array_column [ #num ]",
         "Arrays have no positions here: {1} is read whole.",
         "Read {1} whole and take the element after reading",

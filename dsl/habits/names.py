@@ -10,10 +10,15 @@ RESOURCE_SYNONYMS: dict[str, str] = {
          "facts", "entries", "cards_table", "words", "vocabulary", "terms"),
         "cards",
     ),
-    **dict.fromkeys(("deck", "collections", "collection", "sets", "groups", "playlists"), "decks"),
+    **dict.fromkeys(
+        ("deck", "collections", "collection", "sets", "groups", "playlists", "study_sets",
+         "studysets", "card_sets", "lists", "folders"),
+        "decks",
+    ),
     **dict.fromkeys(
         ("review", "reviews", "review_event", "review_log", "review_logs", "revlog", "reviewlog",
          "review_history", "reviews_log", "history", "events", "logs", "answers", "attempts",
+         "study_history", "repetition_log", "study_sessions", "sessions",
          "ratings", "study_log", "repetitions"),
         "review_events",
     ),
@@ -44,6 +49,7 @@ COLUMN_SYNONYMS: dict[str, dict[str, str]] = {
         ),
         **dict.fromkeys(
             ("next_review", "next_review_at", "next_due", "due_date", "due", "due_on", "next_date",
+             "next_repetition", "next_rep", "next_review_time", "next_study", "review_due",
              "review_at", "scheduled_at", "next_review_date", "due_time", "next_at"),
             "due_at",
         ),
@@ -97,7 +103,8 @@ COLUMN_SYNONYMS: dict[str, dict[str, str]] = {
         **dict.fromkeys(("title", "deck_name", "label", "deck", "description", "deck_title"), "name"),
         **dict.fromkeys(
             ("tag_list", "labels", "keywords", "categories", "category", "topics", "filter",
-             "tag_filter", "tag", "filter_tags", "tags_filter", "deck_tags"),
+             "tag_filter", "tag", "filter_tags", "tags_filter", "deck_tags", "topic", "subject",
+             "subjects", "label"),
             "tags",
         ),
         **dict.fromkeys(("effort", "effort_level", "levels", "level", "efforts"), "effort_levels"),
@@ -172,6 +179,12 @@ COLUMN_HINTS: dict[str, dict[str, str]] = {
             "effort levels; read it with SELECT tags, effort_levels FROM decks WHERE name = '...', "
             "then filter cards with tags OVERLAP (its tags) AND effort_level IN (its effort_levels) "
             "(an empty list means any).",
+        ),
+        **dict.fromkeys(
+            ("streak", "current_streak", "correct_streak", "streak_count"),
+            "Cards have no streak column: read the card's reviews in order (SELECT rating, "
+            "reviewed_at_client FROM review_events WHERE card_id = '<id>' ORDER BY "
+            "reviewed_at_client DESC) and count the run of ratings above 0 after reading.",
         ),
         **dict.fromkeys(
             (

@@ -79,8 +79,8 @@ ROWS: tuple[Habit, ...] = (
         "text",
         "match ( #name , #str )",
         "MATCH takes the text alone: it searches every text column of the resource.",
-        "Write {fix}",
-        replace="MATCH({5})",
+        "Search that column with {fix} (MATCH({5}) searches every text column and the tags)",
+        replace=("{3} ILIKE '%{5:like}%'", "MATCH({5})"),
         at=2,
     ),
     h(

@@ -11,6 +11,14 @@ _NEW_VALUE = (
 ROWS: tuple[Habit, ...] = (
     h(
         "writes",
+        "insert or replace|ignore into #word ( card_id|deck_id",
+        "INSERT OR {3:upper} is not supported: with its id, the row exists already, so this is an UPDATE.",
+        "Change the existing row, e.g. {fix}",
+        rewrite="{upsert_update}",
+        at=1,
+    ),
+    h(
+        "writes",
         "truncate table? review_events|workspace",
         "review_events and workspace are read-only: the review log is immutable (reviews of deleted cards stay too) and cannot be emptied.",
         'To start every card over, keeping the review log, use POST /v1/agent/workspace/reset-progress {{"confirmation": "reset all progress"}}',
