@@ -455,19 +455,9 @@ def _spans(toks: list[_Tok], open_: int, close: int) -> list[tuple[int, int]]:
 
 
 def _arguments(stmt: _Statement, open_: int, close: int) -> list[str]:
-    args, depth, start = [], 0, open_ + 1
-    for j in range(open_ + 1, close):
-        kind = stmt.toks[j].type
-        if kind in ("LPAREN", "LBRACKET"):
-            depth += 1
-        elif kind in ("RPAREN", "RBRACKET"):
-            depth -= 1
-        elif kind == "COMMA" and depth == 0:
-            args.append((start, j - 1))
-            start = j + 1
-    if start <= close - 1:
-        args.append((start, close - 1))
-    return [stmt.text[stmt.toks[a].start : stmt.toks[b].end] for a, b in args if a <= b]
+    """The text of each top-level argument between two brackets."""
+    toks = stmt.toks
+    return [stmt.text[toks[a].start : toks[b].end] for a, b in _spans(toks, open_, close)]
 
 
 _ONE_UNIT = re.compile(r"'([+-]?1) (minute|hour|day|week|month|year)s'")

@@ -148,21 +148,6 @@ COLUMN_SYNONYMS: dict[str, dict[str, str]] = {
     },
 }  # fmt: skip
 
-# Columns that only the scheduler writes, and the command that changes them (dsl.md §7).
-SCHEDULING_COLUMNS = frozenset(
-    {
-        "due_at",
-        "reps",
-        "lapses",
-        "fsrs_card_state",
-        "fsrs_step_index",
-        "fsrs_scheduled_days",
-        "fsrs_stability",
-        "fsrs_difficulty",
-        "fsrs_last_reviewed_at",
-    }
-)
-
 # What "no value" means for a column that is never NULL (a card not yet reviewed).
 NULL_MEANINGS: dict[str, str] = {
     "reps": "reps = 0",
