@@ -21,14 +21,20 @@ ROWS: tuple[Habit, ...] = (
         replace=("{2[1]:column}", "{2[0]:column}"),
         clauses="select order",
     ),
-    h(
-        "clock",
-        "date ( #name ) = date ( now|current_timestamp|getdate|current_date ( )? )",
-        "DATE() only appears in the select list, GROUP BY and ORDER BY; today is a range of datetimes in a condition.",
-        "Write {fix} (today, UTC)",
-        replace="{3} >= {today} AND {3} < {tomorrow}",
-        clauses="where having",
-        overrides=True,
+    *(
+        h(
+            "clock",
+            pattern,
+            "DATE() only appears in the select list, GROUP BY and ORDER BY; today is a range of datetimes in a condition.",
+            "Write {fix} (today, UTC)",
+            replace="{3} >= {today} AND {3} < {tomorrow}",
+            clauses="where having",
+            overrides=True,
+        )
+        for pattern in (
+            "date ( #name ) = date ( now|current_timestamp|getdate|current_date ( )? )",
+            "date ( #name ) = date|datetime ( 'now' )",
+        )
     ),
     h(
         "clock",
@@ -130,15 +136,6 @@ ROWS: tuple[Habit, ...] = (
         "clock",
         f"date|cast ( #name as? date? ) = {ANY_CLOCK} #group?",
         "{1:upper}() only appears in the select list, GROUP BY and ORDER BY; today is a range of datetimes in a condition.",
-        "Write {fix} (today, UTC)",
-        replace="{3} >= {today} AND {3} < {tomorrow}",
-        clauses="where having",
-        overrides=True,
-    ),
-    h(
-        "clock",
-        "date ( #name ) = date|datetime ( 'now' )",
-        "DATE() only appears in the select list, GROUP BY and ORDER BY; today is a range of datetimes in a condition.",
         "Write {fix} (today, UTC)",
         replace="{3} >= {today} AND {3} < {tomorrow}",
         clauses="where having",
