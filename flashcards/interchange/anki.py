@@ -1,0 +1,481 @@
+"""Anki packages (.apkg, .colpkg) as card drafts: the collection is unpacked to a temporary file
+and read with SQLite, read-only and under a time limit; notes and cards stream out in Anki card
+id order, merged with the review log, in batches.
+
+Layouts read (see docs/import-export.md for every mapping):
+- ``collection.anki21b``: zstd-compressed SQLite, schema 18, media map a zstd protobuf
+  ``MediaEntries`` and a ``meta`` protobuf ``PackageMetadata`` (version 3, "latest");
+- ``collection.anki21`` (schema 11, package version 2) and ``collection.anki2`` (schema 11,
+  version 1, also what genanki writes), with a JSON media map.
+Schemas 11 to 18 are read: note types and decks are JSON in ``col`` up to 14, tables from 15 on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from flashcards.interchange import protowire
+from flashcards.interchange.archive import PackageArchive
+from flashcards.interchange.cloze import cloze_numbers, render_cloze
+from flashcards.interchange.errors import ImportRejected
+from flashcards.interchange.html_text import html_to_text
+from flashcards.interchange.limits import ImportLimits
+from flashcards.services.imports import CardDraft, ReviewDraft
+
+# Card and review-event ids are uuid5 names in this namespace: the same Anki card imported into
+# the same workspace always gets the same id, so a re-import finds what it created before.
+ANKI_NAMESPACE = uuid.UUID("6f1d3c52-52a4-4b8e-9f0e-2c8d1a7e4b10")
+COLLECTIONS = ("collection.anki21b", "collection.anki21", "collection.anki2")
+PACKAGE_VERSIONS = {1: "legacy 1", 2: "legacy 2", 3: "latest"}
+SCHEMAS = range(11, 19)
+REQUIRED_TABLES = ("col", "notes", "cards", "revlog")
+DEFAULT_DECK_ID = 1
+# revlog.type: 0 learn, 1 review, 2 relearn, 3 filtered (cram); 4 manual and 5 rescheduled are
+# not answers (ease 0): they carry no rating to replay.
+ANSWER_TYPES = (0, 1, 2, 3)
+# reviewed_at_client must stay a date the scheduler can add a century to.
+LATEST_REVIEW_MS = int(datetime(9000, 1, 1, tzinfo=UTC).timestamp() * 1000)
+_FIELD_REF = re.compile(r"\{\{([^{}]+)\}\}")
+
+
+@dataclass(frozen=True)
+class NoteType:
+    id: int
+    name: str
+    is_cloze: bool
+    fields: tuple[str, ...]
+    # template ord -> question format
+    questions: dict[int, str]
+
+
+@dataclass
+class AnkiStats:
+    package_version: str = ""
+    schema_version: int = 0
+    collection_member: str = ""
+    notes: int = 0
+    anki_cards: int = 0
+    review_log_entries: int = 0
+    review_log_skipped: int = 0
+    empty_cloze_cards: int = 0
+    media_in_package: int = 0
+    media_referenced: dict[str, None] = field(default_factory=dict)
+    media_referenced_count: int = 0
+    note_types: dict[str, int] = field(default_factory=dict)
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return "" if value is None else str(value)
+
+
+def question_fields(question: str, fields: tuple[str, ...]) -> set[str]:
+    """Fields a template shows on its question side (``{{Front}}``, ``{{text:Front}}``,
+    ``{{type:Back}}``), not the ones it only tests (``{{#Back}}...{{/Back}}``)."""
+    shown: set[str] = set()
+    for ref in _FIELD_REF.findall(question):
+        ref = ref.strip()
+        if ref[:1] in "#^/!":
+            continue
+        name = ref.rsplit(":", 1)[-1].strip()
+        if name in fields:
+            shown.add(name)
+    return shown
+
+
+class AnkiCollection:
+    """An unpacked collection file, opened read-only."""
+
+    def __init__(self, path: str, filename: str, limits: ImportLimits, stats: AnkiStats) -> None:
+        self.filename = filename
+        self.stats = stats
+        self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        self.db.text_factory = bytes
+        deadline = time.monotonic() + limits.max_collection_seconds
+        self.db.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+        try:
+            self.db.execute("PRAGMA query_only = 1")
+            self.db.execute("PRAGMA trusted_schema = 0")
+            self._check_tables()
+            self.schema = self._schema_version()
+            stats.schema_version = self.schema
+            self.note_types, self.decks = (
+                self._tables_layout() if self._has_table("notetypes") else self._json_layout()
+            )
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise self._broken(exc) from exc
+        except (ValueError, KeyError, TypeError, protowire.WireError) as exc:
+            self.close()
+            raise ImportRejected(
+                f"the collection's note types or decks cannot be read ({exc}).",
+                reason="corrupt_collection",
+                file=filename,
+            ) from exc
+
+    def _broken(self, exc: sqlite3.DatabaseError) -> ImportRejected:
+        if "interrupt" in str(exc):
+            return ImportRejected(
+                "reading the collection took longer than the import time limit.",
+                reason="collection_too_slow",
+                file=self.filename,
+            )
+        return ImportRejected(
+            f"the collection is not a readable SQLite database ({exc}).",
+            reason="corrupt_collection",
+            file=self.filename,
+        )
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _has_table(self, name: str) -> bool:
+        row = self.db.execute(
+            "SELECT type FROM sqlite_master WHERE name = ? COLLATE NOCASE", (name,)
+        ).fetchone()
+        return row is not None and row[0] == b"table"
+
+    def _check_tables(self) -> None:
+        missing = [t for t in REQUIRED_TABLES if not self._has_table(t)]
+        if missing:
+            raise ImportRejected(
+                f"the collection has no table {', '.join(missing)}; it is not an Anki collection.",
+                reason="missing_collection",
+                file=self.filename,
+            )
+
+    def _schema_version(self) -> int:
+        row = self.db.execute("SELECT ver FROM col").fetchone()
+        version = row[0] if row else None
+        if not isinstance(version, int) or version not in SCHEMAS:
+            raise ImportRejected(
+                f"the collection has schema version {version!r}; this importer reads Anki schema "
+                f"versions {SCHEMAS.start} to {SCHEMAS.stop - 1}. Export it again from a current "
+                "Anki (File > Export, with 'Support older Anki versions' if it still fails).",
+                reason="unsupported_schema",
+                file=self.filename,
+            )
+        return version
+
+    def _json_layout(self) -> tuple[dict[int, NoteType], dict[int, str]]:
+        row = self.db.execute("SELECT models, decks FROM col").fetchone()
+        models = json.loads(_text(row[0]) or "{}")
+        decks = json.loads(_text(row[1]) or "{}")
+        note_types: dict[int, NoteType] = {}
+        for raw in models.values():
+            fields = tuple(
+                str(f["name"]) for f in sorted(raw.get("flds", []), key=lambda f: f["ord"])
+            )
+            note_types[int(raw["id"])] = NoteType(
+                id=int(raw["id"]),
+                name=str(raw.get("name", "")),
+                is_cloze=raw.get("type") == 1,
+                fields=fields,
+                questions={int(t["ord"]): str(t.get("qfmt", "")) for t in raw.get("tmpls", [])},
+            )
+        return note_types, {int(d["id"]): str(d["name"]) for d in decks.values()}
+
+    def _tables_layout(self) -> tuple[dict[int, NoteType], dict[int, str]]:
+        fields: dict[int, list[str]] = {}
+        for ntid, _, name in self.db.execute("SELECT ntid, ord, name FROM fields ORDER BY 1, 2"):
+            fields.setdefault(ntid, []).append(_text(name))
+        questions: dict[int, dict[int, str]] = {}
+        for ntid, ordinal, config in self.db.execute("SELECT ntid, ord, config FROM templates"):
+            parsed = protowire.decode(config or b"")
+            questions.setdefault(ntid, {})[ordinal] = protowire.first_text(parsed, 1)
+        note_types: dict[int, NoteType] = {}
+        for ntid, name, config in self.db.execute("SELECT id, name, config FROM notetypes"):
+            kind = protowire.first_int(protowire.decode(config or b""), 1)
+            note_types[ntid] = NoteType(
+                id=ntid,
+                name=_text(name),
+                is_cloze=kind == 1,
+                fields=tuple(fields.get(ntid, ())),
+                questions=questions.get(ntid, {}),
+            )
+        decks = {
+            deck_id: _text(name).replace("\x1f", "::")
+            for deck_id, name in self.db.execute("SELECT id, name FROM decks")
+        }
+        return note_types, decks
+
+    def cards(self) -> Iterator[tuple[Any, ...]]:
+        """(card id, note id, ord, deck, original deck, guid, note type id, tags, fields,
+        [(revlog id, ease, type), ...]) in card id order."""
+        try:
+            self.stats.notes = self.db.execute("SELECT count(*) FROM notes").fetchone()[0]
+            cards = self.db.execute(
+                "SELECT c.id, c.nid, c.ord, c.did, c.odid, n.guid, n.mid, n.tags, n.flds "
+                "FROM cards c JOIN notes n ON n.id = c.nid ORDER BY c.id"
+            )
+            log = self.db.execute("SELECT id, cid, ease, type FROM revlog ORDER BY cid, id")
+            pending = log.fetchone()
+            for row in cards:
+                card_id = row[0]
+                reviews: list[tuple[int, int, int]] = []
+                while pending is not None and pending[1] <= card_id:
+                    if pending[1] == card_id:
+                        reviews.append((pending[0], pending[2], pending[3]))
+                    pending = log.fetchone()
+                yield (*row, reviews)
+        except sqlite3.DatabaseError as exc:
+            raise self._broken(exc) from exc
+
+
+@dataclass(frozen=True)
+class FieldChoice:
+    front: int
+    back: int | None
+
+
+def _field_choices(
+    collection: AnkiCollection, mapping: dict[str, list[str]] | None, filename: str
+) -> dict[int, FieldChoice]:
+    """Which field is the front and which the back, per note type: the first two by default, or
+    the ones ``mapping`` names ({"note type": ["front field", "back field"]})."""
+    by_name = {nt.name: nt for nt in collection.note_types.values()}
+    for name, pair in (mapping or {}).items():
+        if name not in by_name:
+            raise ImportRejected(
+                f"field mapping names the note type {name!r}, which the package does not have; "
+                f"its note types are {', '.join(sorted(by_name)) or 'none'}.",
+                reason="bad_field_mapping",
+                file=filename,
+            )
+        unknown = [f for f in pair if f not in by_name[name].fields]
+        if unknown:
+            raise ImportRejected(
+                f"field mapping for {name!r} names {', '.join(map(repr, unknown))}; its fields "
+                f"are {', '.join(by_name[name].fields)}.",
+                reason="bad_field_mapping",
+                file=filename,
+            )
+    choices: dict[int, FieldChoice] = {}
+    for nt in collection.note_types.values():
+        pair = (mapping or {}).get(nt.name)
+        if pair:
+            front = nt.fields.index(pair[0])
+            back = nt.fields.index(pair[1]) if len(pair) > 1 else None
+        else:
+            front, back = 0, (1 if len(nt.fields) > 1 else None)
+        choices[nt.id] = FieldChoice(front, back)
+    return choices
+
+
+def _media_names(archive: PackageArchive, limits: ImportLimits, zstd: bool) -> set[str]:
+    if not archive.has("media"):
+        return set()
+    raw = archive.read("media", cap=limits.max_media_map_bytes, zstd=zstd)
+    problem = "the media map cannot be read"
+    try:
+        if zstd:
+            entries = protowire.decode(raw).get(1, [])
+            return {
+                protowire.first_text(protowire.decode(e), 1)
+                for e in entries
+                if isinstance(e, bytes)
+            }
+        names = json.loads(raw.decode("utf-8") or "{}")
+        if isinstance(names, dict):
+            return {str(v) for v in names.values()}
+    except (ValueError, UnicodeDecodeError, protowire.WireError) as exc:
+        problem += f" ({exc})"
+    raise ImportRejected(problem + ".", reason="corrupt_archive", file=archive.filename)
+
+
+def _package_version(archive: PackageArchive) -> int | None:
+    if not archive.has("meta"):
+        return None
+    raw = archive.read("meta", cap=4096)
+    try:
+        version = protowire.first_int(protowire.decode(raw), 1)
+    except protowire.WireError as exc:
+        raise ImportRejected(
+            f"its meta file is damaged ({exc}).", reason="corrupt_archive", file=archive.filename
+        ) from exc
+    if version not in PACKAGE_VERSIONS:
+        raise ImportRejected(
+            f"is an Anki package of version {version}, which this importer does not know "
+            f"(it reads {', '.join(PACKAGE_VERSIONS.values())}).",
+            reason="unsupported_schema",
+            file=archive.filename,
+        )
+    return version
+
+
+def open_package(
+    archive: PackageArchive, tmpdir: str, limits: ImportLimits, stats: AnkiStats
+) -> tuple[AnkiCollection, set[str]]:
+    """Pick the newest collection in the package, unpack it into ``tmpdir`` and open it."""
+    version = _package_version(archive)
+    member = next((name for name in COLLECTIONS if archive.has(name)), None)
+    if version == 3 and member != "collection.anki21b":
+        member = None
+    if member is None:
+        raise ImportRejected(
+            "holds no Anki collection (collection.anki21b, collection.anki21 or "
+            "collection.anki2); is it an .apkg or .colpkg exported by Anki?",
+            reason="missing_collection",
+            file=archive.filename,
+        )
+    zstd = member.endswith("b")
+    stats.collection_member = member
+    stats.package_version = PACKAGE_VERSIONS.get(version or (3 if zstd else 1), "")
+    path = f"{tmpdir}/collection.sqlite"
+    archive.extract(member, path, cap=limits.max_collection_bytes, zstd=zstd)
+    media = _media_names(archive, limits, zstd)
+    stats.media_in_package = len(media)
+    return AnkiCollection(path, archive.filename, limits, stats), media
+
+
+def card_uuid(workspace_id: uuid.UUID, guid: str, ordinal: int) -> uuid.UUID:
+    return uuid.uuid5(ANKI_NAMESPACE, f"{workspace_id}:card:{guid}:{ordinal}")
+
+
+def _reviews(
+    card_id: uuid.UUID, log: list[tuple[int, int, int]], stats: AnkiStats
+) -> tuple[list[ReviewDraft], str | None]:
+    reviews: list[ReviewDraft] = []
+    for revlog_id, ease, kind in log:
+        stats.review_log_entries += 1
+        if kind not in ANSWER_TYPES or not 1 <= ease <= 4:
+            stats.review_log_skipped += 1
+            continue
+        if not 0 <= revlog_id < LATEST_REVIEW_MS:
+            return [], f"review log entry {revlog_id} is not a time between 1970 and 9000."
+        reviews.append(
+            ReviewDraft(
+                review_event_id=uuid.uuid5(ANKI_NAMESPACE, f"{card_id}:review:{revlog_id}"),
+                client_event_id=f"anki:{card_id}:{revlog_id}",
+                rating=ease - 1,
+                reviewed_at=datetime.fromtimestamp(revlog_id / 1000, tz=UTC),
+            )
+        )
+    return reviews, None
+
+
+def _note_tags(raw: object, deck: str | None) -> list[str]:
+    tags = _text(raw).split()
+    if deck:
+        tags.append(deck)
+    return tags
+
+
+def drafts(
+    collection: AnkiCollection,
+    workspace_id: uuid.UUID,
+    *,
+    mapping: dict[str, list[str]] | None,
+    batch_size: int,
+    media_limit: int,
+) -> Iterator[list[CardDraft]]:
+    """Card drafts in batches: one per Anki card (one per cloze number for cloze notes)."""
+    stats, filename = collection.stats, collection.filename
+    choices = _field_choices(collection, mapping, filename)
+    batch: list[CardDraft] = []
+    for row in collection.cards():
+        cid, nid, ordinal, did, odid, guid, mid, tags, flds, log = row
+        stats.anki_cards += 1
+        guid = _text(guid) or str(nid)
+        where = {"note": nid, "card": cid}
+        note_type = collection.note_types.get(mid)
+        card_id = card_uuid(workspace_id, guid, ordinal)
+        if note_type is None:
+            batch.append(
+                CardDraft(where, card_id, {}, problem=f"note {nid} has an unknown note type {mid}.")
+            )
+            continue
+        stats.note_types[note_type.name] = stats.note_types.get(note_type.name, 0) + 1
+        try:
+            values = (flds or b"").decode("utf-8").split("\x1f")
+        except UnicodeDecodeError:
+            batch.append(
+                CardDraft(where, card_id, {}, problem=f"note {nid}: its fields are not UTF-8.")
+            )
+            continue
+        choice = choices[note_type.id]
+
+        def field_value(index: int | None, values: list[str] = values) -> str:
+            return values[index] if index is not None and index < len(values) else ""
+
+        if note_type.is_cloze:
+            text = field_value(choice.front)
+            if ordinal + 1 not in cloze_numbers(text):
+                stats.empty_cloze_cards += 1
+                continue
+            front_html, back_html = render_cloze(text, ordinal + 1)
+            extra = field_value(choice.back) if choice.back != choice.front else ""
+            card_type = "cloze"
+        else:
+            front_html, back_html = field_value(choice.front), field_value(choice.back)
+            extra, card_type = "", "basic"
+            shown = question_fields(note_type.questions.get(ordinal, ""), note_type.fields)
+            front_name = (
+                note_type.fields[choice.front] if choice.front < len(note_type.fields) else ""
+            )
+            back_name = (
+                note_type.fields[choice.back]
+                if choice.back is not None and choice.back < len(note_type.fields)
+                else ""
+            )
+            if front_name not in shown and back_name in shown:
+                front_html, back_html, card_type = back_html, front_html, "reversed"
+        front, front_media = html_to_text(front_html)
+        back, back_media = html_to_text(back_html)
+        if extra:
+            extra_text, extra_media = html_to_text(extra)
+            back = f"{back}\n\n{extra_text}".strip()
+            back_media += extra_media
+        media = list(dict.fromkeys(front_media + back_media))
+        for name in media:
+            stats.media_referenced_count += name not in stats.media_referenced
+            if len(stats.media_referenced) < media_limit:
+                stats.media_referenced[name] = None
+        deck_id = odid or did
+        deck = collection.decks.get(deck_id) if deck_id != DEFAULT_DECK_ID else None
+        reviews, problem = _reviews(card_id, log, stats)
+        source: dict[str, Any] = {
+            "kind": "anki",
+            "file": filename,
+            "note_id": nid,
+            "note_guid": guid,
+            "card_id": cid,
+            "card_ord": ordinal,
+            "note_type": note_type.name,
+            "deck": deck,
+        }
+        if media:
+            source["media"] = media
+        if problem is None and not front:
+            problem = f"note {nid} ({note_type.name}): the front is empty once HTML is removed."
+        batch.append(
+            CardDraft(
+                where,
+                card_id,
+                {
+                    "front_text": front,
+                    "back_text": back,
+                    "card_type": card_type,
+                    "tags": _note_tags(tags, deck),
+                },
+                metadata={"version": 1, "source": source},
+                reviews=reviews,
+                problem=f"note {nid}: {problem}"
+                if problem and not problem.startswith("note")
+                else problem,
+            )
+        )
+        if len(batch) >= batch_size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -1,0 +1,256 @@
+"""One entry point per direction for every surface: ``import_file`` (format detection, limits,
+temporary folder, reader, the writing service, the report, the log line) and ``export_text`` /
+``export_page`` (streamed CSV/TSV of cards or review events)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import IO, Any
+
+from flashcards.interchange import anki, delimited
+from flashcards.interchange.archive import PackageArchive
+from flashcards.interchange.errors import ImportRejected
+from flashcards.interchange.limits import ImportLimits, import_limits
+from flashcards.models import Card, ReviewEvent, Workspace
+from flashcards.serializers import CARD_COLUMNS, REVIEW_EVENT_COLUMNS, card_row, review_event_row
+from flashcards.services.imports import ImportTally, import_cards
+
+logger = logging.getLogger("flashcards.imports")
+
+FORMATS = ("apkg", "colpkg", "csv", "tsv")
+EXPORTS = {"cards": CARD_COLUMNS, "review_events": REVIEW_EVENT_COLUMNS}
+EXPORT_FORMATS = ("csv", "tsv")
+
+
+def detect_format(filename: str, requested: str | None) -> str:
+    if requested:
+        fmt = requested.strip().lower().lstrip(".")
+        if fmt not in FORMATS:
+            raise ImportRejected(
+                f"format {requested!r} is not one of {', '.join(FORMATS)}.",
+                reason="unknown_format",
+                file=filename,
+            )
+        return fmt
+    ext = os.path.splitext(filename)[1].lower().lstrip(".")
+    if ext == "txt":
+        ext = "tsv"  # Anki's own "Notes in plain text" export
+    if ext not in FORMATS:
+        raise ImportRejected(
+            f"the format cannot be told from the file name; name the file *.apkg, *.colpkg, "
+            f"*.csv or *.tsv, or pass format = one of {', '.join(FORMATS)}.",
+            reason="unknown_format",
+            file=filename,
+        )
+    return ext
+
+
+def _size(fileobj: IO[bytes]) -> int:
+    fileobj.seek(0, os.SEEK_END)
+    size = fileobj.tell()
+    fileobj.seek(0)
+    return size
+
+
+def _anki_section(stats: anki.AnkiStats) -> dict[str, Any]:
+    return {
+        "packageVersion": stats.package_version,
+        "schemaVersion": stats.schema_version,
+        "collection": stats.collection_member,
+        "notes": stats.notes,
+        "ankiCards": stats.anki_cards,
+        "noteTypes": stats.note_types,
+        "reviewLog": {"entries": stats.review_log_entries, "skipped": stats.review_log_skipped},
+        "emptyClozeCards": stats.empty_cloze_cards,
+    }
+
+
+def _media_section(stats: anki.AnkiStats, names: set[str]) -> dict[str, Any]:
+    referenced = list(stats.media_referenced)
+    return {
+        "referenced": referenced,
+        "referencedCount": stats.media_referenced_count,
+        "referencedOmitted": stats.media_referenced_count - len(referenced),
+        "inPackage": stats.media_in_package,
+        "missing": [name for name in referenced if name not in names],
+        "stored": False,
+    }
+
+
+def _report(
+    filename: str, fmt: str, dry_run: bool, tally: ImportTally, extra: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "file": filename,
+        "format": fmt,
+        "dryRun": dry_run,
+        "written": not tally.rolled_back,
+        "cards": {
+            "created": tally.created,
+            "updated": tally.updated,
+            "unchanged": tally.unchanged,
+            "skipped": tally.skipped,
+            "rejected": tally.rejected,
+        },
+        "reviewEvents": {
+            "created": tally.review_events_created,
+            "alreadyPresent": tally.review_events_existing,
+        },
+        "schedulesRebuilt": tally.schedules_rebuilt,
+        "changes": tally.changes if not tally.rolled_back else 0,
+        "problems": tally.problems,
+        "items": tally.items,
+        "itemsOmitted": tally.items_omitted,
+        **extra,
+    }
+
+
+def import_file(
+    workspace: Workspace,
+    fileobj: IO[bytes],
+    filename: str,
+    *,
+    format: str | None = None,
+    dry_run: bool = False,
+    field_mapping: dict[str, list[str]] | None = None,
+    surface: str = "rest",
+    limits: ImportLimits | None = None,
+) -> dict[str, Any]:
+    """Import one file into ``workspace``, all or nothing; returns the report. Raises
+    ImportRejected (nothing written) for a file that cannot be read or a row that breaks a rule."""
+    limits = limits or import_limits()
+    filename = os.path.basename(filename or "upload") or "upload"
+    started = time.perf_counter()
+    try:
+        fmt = detect_format(filename, format)
+        size = _size(fileobj)
+        if size > limits.max_upload_bytes:
+            raise ImportRejected(
+                f"is {size} bytes; the import limit is {limits.max_upload_bytes} bytes.",
+                reason="file_too_large",
+                file=filename,
+            )
+        if fmt in ("csv", "tsv"):
+            info: dict[str, Any] = {}
+            batches = delimited.drafts(fileobj, filename, fmt, limits.batch_size, info)
+            tally = import_cards(
+                workspace, batches, dry_run=dry_run, report_limit=limits.max_report_items
+            )
+            extra: dict[str, Any] = {
+                "csv": {
+                    "columns": info.get("columns", []),
+                    "ignoredColumns": info.get("ignored_columns", []),
+                }
+            }
+        else:
+            tally, extra = _import_anki(
+                workspace, fileobj, filename, dry_run, field_mapping, limits
+            )
+        report = _report(filename, fmt, dry_run, tally, extra)
+    except ImportRejected as exc:
+        logger.warning(
+            "import refused: workspace=%s surface=%s file=%r reason=%s message=%s",
+            workspace.pk,
+            surface,
+            filename,
+            exc.reason,
+            exc.message,
+        )
+        raise
+    if tally.rejected and not dry_run:
+        first = tally.problems[0]["message"] if tally.problems else ""
+        logger.warning(
+            "import refused: workspace=%s surface=%s file=%r reason=invalid_rows rejected=%d",
+            workspace.pk,
+            surface,
+            filename,
+            tally.rejected,
+        )
+        raise ImportRejected(
+            f"{tally.rejected} row(s) break a rule, so nothing was imported. First: {first} "
+            "Fix them (a dry run lists every one) and import again.",
+            reason="invalid_rows",
+            file=filename,
+            problems=tally.problems,
+            report=report,
+        )
+    logger.info(
+        "import %s: workspace=%s surface=%s file=%r format=%s created=%d updated=%d "
+        "unchanged=%d skipped=%d rejected=%d review_events=%d seconds=%.2f",
+        "previewed" if dry_run else "done",
+        workspace.pk,
+        surface,
+        filename,
+        fmt,
+        tally.created,
+        tally.updated,
+        tally.unchanged,
+        tally.skipped,
+        tally.rejected,
+        tally.review_events_created,
+        time.perf_counter() - started,
+    )
+    return report
+
+
+def _import_anki(
+    workspace: Workspace,
+    fileobj: IO[bytes],
+    filename: str,
+    dry_run: bool,
+    field_mapping: dict[str, list[str]] | None,
+    limits: ImportLimits,
+) -> tuple[ImportTally, dict[str, Any]]:
+    stats = anki.AnkiStats()
+    archive = PackageArchive(fileobj, filename, limits)
+    with tempfile.TemporaryDirectory(prefix="flashcards-import-") as tmpdir:
+        collection, media = anki.open_package(archive, tmpdir, limits, stats)
+        try:
+            batches = anki.drafts(
+                collection,
+                workspace.pk,
+                mapping=field_mapping,
+                batch_size=limits.batch_size,
+                media_limit=limits.max_report_media,
+            )
+            tally = import_cards(
+                workspace, batches, dry_run=dry_run, report_limit=limits.max_report_items
+            )
+        finally:
+            collection.close()
+    return tally, {"anki": _anki_section(stats), "media": _media_section(stats, media)}
+
+
+# ---------------------------------------------------------------- export
+
+
+def _rows(
+    workspace: Workspace, what: str, start: int = 0, stop: int | None = None
+) -> Iterator[dict[str, Any]]:
+    if what == "cards":
+        cards = Card.objects.filter(workspace=workspace, deleted_at__isnull=True).order_by(
+            "created_at", "id"
+        )[start:stop]
+        return (card_row(c) for c in cards.iterator(chunk_size=1000))
+    events = ReviewEvent.objects.filter(workspace=workspace).order_by("sequence")[start:stop]
+    return (review_event_row(e) for e in events.iterator(chunk_size=1000))
+
+
+def export_text(workspace: Workspace, what: str, fmt: str) -> Iterator[str]:
+    """The whole export, a line at a time: cards oldest first (so an import replays tag
+    spellings in their original order), review events in review sequence order."""
+    return delimited.rows_as_text(EXPORTS[what], _rows(workspace, what), fmt)
+
+
+def export_page(
+    workspace: Workspace, what: str, fmt: str, offset: int, limit: int
+) -> tuple[str, int, bool]:
+    """One page of an export as text with its header: (text, rows, has_more)."""
+    rows = list(_rows(workspace, what, offset, offset + limit + 1))
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    return "".join(delimited.rows_as_text(EXPORTS[what], rows, fmt)), len(rows), has_more

@@ -1,0 +1,374 @@
+"""Writing imported cards and review histories: the service behind every file import (Anki
+packages, CSV/TSV), whatever surface received the file.
+
+One call is one transaction under the workspace lock. Drafts arrive in batches from a streaming
+reader and are written batch by batch (bulk inserts, one UPDATE per batch of changed cards, one
+change-log entry per entity), so memory and statements per row stay flat whatever the file's
+size. Every row goes through the same field rules as ``create_cards`` / ``update_cards``; a row
+that breaks one is reported with where it came from and the whole import is rolled back, as is
+every dry run. A card's scheduling state is rebuilt by replaying all of its review events — the
+imported ones and any it already had — through the product's FSRS scheduler with the workspace's
+settings, so the state is the one this product (and every syncing client) computes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+
+from flashcards.models import SERVER_REPLICA, Card, CardTag, ReviewEvent, Workspace
+from flashcards.scheduling import rebuild_schedule
+from flashcards.services.common import (
+    DomainError,
+    WriteContext,
+    lock_workspace,
+    now_ms,
+    record_changes,
+)
+from flashcards.services.content import CARD_WRITABLE, clean_card_fields
+from flashcards.services.scheduling import (
+    SCHEDULE_FIELDS,
+    apply_schedule,
+    workspace_scheduler_settings,
+)
+from flashcards.services.tags import canonical_spelling, replace_card_tags, resolve_tags
+
+# Ids per `IN (...)`: below every backend's parameter limit.
+ID_CHUNK = 500
+SYNC_FIELDS = (
+    "updated_at",
+    "client_updated_at",
+    "last_modified_by_replica_id",
+    "last_operation_id",
+)
+
+
+@dataclass(frozen=True)
+class ReviewDraft:
+    review_event_id: uuid.UUID
+    client_event_id: str
+    rating: int
+    reviewed_at: datetime
+
+
+@dataclass
+class CardDraft:
+    """One card as a file describes it. ``where`` says where it came from (``{"line": 7}`` or
+    ``{"note": ..., "card": ...}``) and is repeated in the report and in every error.
+    ``values`` holds only the writable columns the file gives; ``card_id`` None means a new id.
+    ``problem`` is set when the reader already found the row unusable."""
+
+    where: dict[str, Any]
+    card_id: uuid.UUID | None
+    values: dict[str, Any]
+    metadata: dict[str, Any] | None = None
+    reviews: list[ReviewDraft] = field(default_factory=list)
+    problem: str | None = None
+
+
+@dataclass
+class ImportTally:
+    """What an import did (or, rolled back, would have done)."""
+
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    rejected: int = 0
+    review_events_created: int = 0
+    review_events_existing: int = 0
+    schedules_rebuilt: int = 0
+    changes: int = 0
+    items: list[dict[str, Any]] = field(default_factory=list)
+    items_omitted: int = 0
+    problems: list[dict[str, Any]] = field(default_factory=list)
+    rolled_back: bool = False
+
+    def note(self, draft: CardDraft, action: str, card_id: object, limit: int, message: str = ""):
+        item: dict[str, Any] = {
+            **draft.where,
+            "action": action,
+            "card_id": str(card_id) if card_id else None,
+        }
+        if message:
+            item["message"] = message
+        if len(self.items) < limit:
+            self.items.append(item)
+        else:
+            self.items_omitted += 1
+        if action == "rejected" and len(self.problems) < limit:
+            self.problems.append({**draft.where, "message": message})
+
+
+@dataclass
+class _Batch:
+    ws: Workspace
+    context: WriteContext
+    at: datetime
+    tally: ImportTally
+    limit: int
+    seen: set[uuid.UUID]
+    creates: list[tuple[CardDraft, Card]] = field(default_factory=list)
+    updates: list[tuple[CardDraft, Card, set[str]]] = field(default_factory=list)
+    resolved: dict[str, Any] = field(default_factory=dict)
+
+
+def _chunks(items: Sequence[Any], size: int = ID_CHUNK) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _existing_cards(ids: list[uuid.UUID]) -> dict[uuid.UUID, Card]:
+    found: dict[uuid.UUID, Card] = {}
+    for chunk in _chunks(ids):
+        found.update({c.id: c for c in Card.objects.filter(pk__in=chunk)})
+    return found
+
+
+def _classify(batch: _Batch, drafts: Sequence[CardDraft]) -> None:
+    """Decide create / update / unchanged / skipped / rejected for each draft of the batch."""
+    tally, limit = batch.tally, batch.limit
+    existing = _existing_cards([d.card_id for d in drafts if d.card_id is not None])
+    cleaned_rows: list[tuple[CardDraft, Card | None, dict[str, Any]]] = []
+    for draft in drafts:
+        if draft.problem:
+            tally.rejected += 1
+            tally.note(draft, "rejected", draft.card_id, limit, draft.problem)
+            continue
+        if draft.card_id is not None:
+            if draft.card_id in batch.seen:
+                tally.rejected += 1
+                tally.note(
+                    draft,
+                    "rejected",
+                    draft.card_id,
+                    limit,
+                    f"card_id {draft.card_id} appears more than once in the file.",
+                )
+                continue
+            batch.seen.add(draft.card_id)
+        card = existing.get(draft.card_id) if draft.card_id is not None else None
+        if card is not None and card.workspace_id != batch.ws.pk:
+            tally.rejected += 1
+            tally.note(
+                draft,
+                "rejected",
+                draft.card_id,
+                limit,
+                f"card_id {draft.card_id} belongs to another workspace; card ids are global, so "
+                "leave card_id empty to create a new card.",
+            )
+            continue
+        if card is not None and card.deleted_at is not None:
+            tally.skipped += 1
+            tally.note(
+                draft, "skipped", card.id, limit, "This card was deleted here; it is not revived."
+            )
+            continue
+        try:
+            values = dict(draft.values)
+            if card is None:
+                values.setdefault("back_text", "")
+            cleaned = clean_card_fields(values, creating=card is None)
+        except DomainError as exc:
+            tally.rejected += 1
+            tally.note(draft, "rejected", draft.card_id, limit, exc.message)
+            continue
+        cleaned_rows.append((draft, card, cleaned))
+
+    batch.resolved = resolve_tags(batch.ws, [c["tags"] for _, _, c in cleaned_rows if "tags" in c])
+    for draft, card, cleaned in cleaned_rows:
+        if "tags" in cleaned:
+            cleaned["tags"] = canonical_spelling(cleaned["tags"], batch.resolved)
+        if card is None:
+            new = Card(
+                id=draft.card_id or uuid.uuid4(),
+                workspace=batch.ws,
+                metadata=draft.metadata or {"version": 1, "source": {"kind": "import"}},
+                created_at=batch.at,
+                **cleaned,
+            )
+            batch.creates.append((draft, new))
+            continue
+        changed = {name for name, value in cleaned.items() if getattr(card, name) != value}
+        for name in changed:
+            setattr(card, name, cleaned[name])
+        if changed and draft.metadata is not None:
+            card.metadata = draft.metadata
+            changed.add("metadata")
+        batch.updates.append((draft, card, changed))
+
+
+def _new_events(batch: _Batch) -> dict[uuid.UUID, list[ReviewDraft]]:
+    """The drafts' review events not stored yet, per card id; repeats of stored ones are counted."""
+    wanted: dict[uuid.UUID, tuple[uuid.UUID, ReviewDraft]] = {}
+    for draft, card in batch.creates:
+        for review in draft.reviews:
+            wanted[review.review_event_id] = (card.id, review)
+    for draft, card, _ in batch.updates:
+        for review in draft.reviews:
+            wanted[review.review_event_id] = (card.id, review)
+    stored: set[uuid.UUID] = set()
+    for chunk in _chunks(list(wanted)):
+        stored.update(ReviewEvent.objects.filter(pk__in=chunk).values_list("pk", flat=True))
+    batch.tally.review_events_existing += len(stored)
+    per_card: dict[uuid.UUID, list[ReviewDraft]] = {}
+    for event_id, (card_id, review) in wanted.items():
+        if event_id not in stored:
+            per_card.setdefault(card_id, []).append(review)
+    return per_card
+
+
+def _history_of(card_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[tuple[datetime, int, int]]]:
+    history: dict[uuid.UUID, list[tuple[datetime, int, int]]] = {}
+    for chunk in _chunks(card_ids):
+        rows = ReviewEvent.objects.filter(card_id__in=chunk).values_list(
+            "card_id", "reviewed_at_client", "sequence", "rating"
+        )
+        for card_id, reviewed_at, sequence, rating in rows:
+            history.setdefault(card_id, []).append((reviewed_at, sequence, rating))
+    return history
+
+
+def _write_batch(batch: _Batch) -> None:
+    ws, tally, at = batch.ws, batch.tally, batch.at
+    client_at, replica, operation = batch.context.stamp(at)
+    settings = workspace_scheduler_settings(ws)
+    new_events = _new_events(batch)
+    prior = _history_of([card.id for _, card, _ in batch.updates if card.id in new_events])
+    events: list[ReviewEvent] = []
+
+    def reschedule(draft: CardDraft, card: Card) -> bool:
+        """Replay the card's whole history; False (and the card rejected) when it cannot be."""
+        fresh = sorted(new_events.get(card.id, ()), key=lambda r: r.reviewed_at)
+        if not fresh:
+            return True
+        history = [(when, 0, seq, rating) for when, seq, rating in prior.get(card.id, ())]
+        history += [(r.reviewed_at, 1, i, r.rating) for i, r in enumerate(fresh)]
+        history.sort(key=lambda h: (h[0], h[1], h[2]))
+        try:
+            schedule = rebuild_schedule(settings, [(h[3], h[0]) for h in history])
+        except (ValueError, OverflowError) as exc:
+            tally.rejected += 1
+            tally.note(draft, "rejected", card.id, batch.limit, f"Review history: {exc}.")
+            return False
+        apply_schedule(card, schedule)
+        tally.schedules_rebuilt += 1
+        for review in fresh:
+            ws.last_review_sequence += 1
+            events.append(
+                ReviewEvent(
+                    id=review.review_event_id,
+                    workspace=ws,
+                    card_id=card.id,
+                    client_event_id=review.client_event_id,
+                    replica_id=SERVER_REPLICA,
+                    rating=review.rating,
+                    reviewed_at_client=review.reviewed_at,
+                    reviewed_at_server=at,
+                    sequence=ws.last_review_sequence,
+                )
+            )
+        return True
+
+    stamps = {
+        "updated_at": at,
+        "client_updated_at": client_at,
+        "last_modified_by_replica_id": replica,
+        "last_operation_id": operation,
+    }
+    created: list[Card] = []
+    for draft, card in batch.creates:
+        if reschedule(draft, card):
+            for name, value in stamps.items():
+                setattr(card, name, value)
+            created.append(card)
+            tally.created += 1
+            tally.note(draft, "created", card.id, batch.limit)
+    updated: list[Card] = []
+    update_fields: set[str] = set()
+    retagged: dict[object, list[str]] = {}
+    for draft, card, changed in batch.updates:
+        had_events = card.id in new_events
+        if not reschedule(draft, card):
+            continue
+        if had_events:
+            changed = changed | set(SCHEDULE_FIELDS)
+        if not changed:
+            tally.unchanged += 1
+            tally.note(draft, "unchanged", card.id, batch.limit)
+            continue
+        for name, value in stamps.items():
+            setattr(card, name, value)
+        update_fields |= changed
+        updated.append(card)
+        if "tags" in changed:
+            retagged[card.id] = card.tags
+        tally.updated += 1
+        tally.note(draft, "updated", card.id, batch.limit)
+
+    resolved = batch.resolved
+    Card.objects.bulk_create(created)
+    CardTag.objects.bulk_create(
+        CardTag(workspace=ws, card_id=card.id, tag=resolved[tag.lower()], position=i)
+        for card in created
+        for i, tag in enumerate(card.tags)
+    )
+    if updated:
+        Card.objects.bulk_update(updated, sorted(update_fields | set(SYNC_FIELDS)))
+        replace_card_tags(ws, retagged, resolved)
+    ReviewEvent.objects.bulk_create(events)
+    if events:
+        Workspace.objects.filter(pk=ws.pk).update(last_review_sequence=ws.last_review_sequence)
+    tally.review_events_created += len(events)
+    # Cards before the review events that refer to them, as a puller applies the feed in order.
+    context = batch.context
+    tally.changes += len(
+        record_changes(
+            ws,
+            "card",
+            [c.id for c in (*created, *updated)],
+            action="upsert",
+            context=context,
+            at=at,
+        )
+    )
+    tally.changes += len(
+        record_changes(
+            ws, "review_event", [e.id for e in events], action="append", context=context, at=at
+        )
+    )
+
+
+def import_cards(
+    workspace: Workspace,
+    batches: Iterable[Sequence[CardDraft]],
+    *,
+    dry_run: bool = False,
+    report_limit: int = 500,
+    context: WriteContext | None = None,
+) -> ImportTally:
+    """Write every batch in one transaction; roll it all back when it is a dry run or any draft
+    was rejected (``tally.rolled_back``). Exceptions from the reader roll back too."""
+    context = context or WriteContext()
+    tally = ImportTally()
+    with transaction.atomic():
+        ws = lock_workspace(workspace)
+        at = now_ms()
+        seen: set[uuid.UUID] = set()
+        for drafts in batches:
+            batch = _Batch(ws, context, at, tally, report_limit, seen)
+            _classify(batch, drafts)
+            _write_batch(batch)
+        if dry_run or tally.rejected:
+            transaction.set_rollback(True)
+            tally.rolled_back = True
+    return tally
+
+
+__all__ = ["CARD_WRITABLE", "CardDraft", "ImportTally", "ReviewDraft", "import_cards"]
