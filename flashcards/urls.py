@@ -13,6 +13,7 @@ from flashcards.api.sync_views import (
 from flashcards.api.views_account import MeView, SelectWorkspaceView, WorkspacesView
 from flashcards.api.views_commands import ResetProgressView, ReviewsView, SchedulerSettingsView
 from flashcards.api.views_discovery import AgentDiscoveryView, DiscoveryView
+from flashcards.api.views_imports import ExportView, ImportView
 from flashcards.landing import landing
 from flashcards.pages import api_keys, revoke_key
 
@@ -49,6 +50,13 @@ urlpatterns = [
         "v1/workspaces/<str:workspace_id>/sync/review-history/pull",
         SyncReviewHistoryPullView.as_view(),
         name="sync-review-history-pull",
+    ),
+    path("v1/workspaces/<str:workspace_id>/imports", ImportView.as_view(), name="imports"),
+    re_path(
+        r"^v1/workspaces/(?P<workspace_id>[^/]+)/exports/(?P<what>cards|review_events)"
+        r"\.(?P<fmt>csv|tsv)$",
+        ExportView.as_view(),
+        name="exports",
     ),
     path("v1/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
     path(

@@ -23,6 +23,7 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from flashcards.api.middleware import API_PREFIX, MAX_BODY_BYTES
+from flashcards.api.upload_limits import body_limit_for
 
 
 def limit_api_bodies(app: ASGIApp, limit: int = MAX_BODY_BYTES) -> ASGIApp:
@@ -30,11 +31,12 @@ def limit_api_bodies(app: ASGIApp, limit: int = MAX_BODY_BYTES) -> ASGIApp:
         if scope["type"] != "http" or not scope["path"].startswith(API_PREFIX):
             await app(scope, receive, send)
             return
+        route_limit = body_limit_for(scope["path"], limit)
         declared = _declared_length(scope)
-        if declared is not None and declared <= limit:
+        if declared is not None and declared <= route_limit:
             await app(scope, receive, send)
             return
-        await app(scope, _CappedBody(receive, 0 if declared is not None else limit + 1), send)
+        await app(scope, _CappedBody(receive, 0 if declared is not None else route_limit + 1), send)
 
     return limited
 

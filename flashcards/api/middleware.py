@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from flashcards.api.envelope import error_body
 from flashcards.api.signals import request_refused
+from flashcards.api.upload_limits import body_limit_for, describe_bytes
 
 MAX_BODY_BYTES = 256 * 1024
 API_PREFIX = "/v1/"
@@ -40,37 +41,41 @@ class RequestIdMiddleware:
 
     @classmethod
     def _too_large(cls, request: HttpRequest) -> HttpResponse | None:
+        limit = body_limit_for(request.path, MAX_BODY_BYTES)
         length = _declared_length(request)
         if length is None:
             if request.method not in BODY_METHODS:
                 return None
-            return cls._undeclared_too_large(request)
-        if length <= MAX_BODY_BYTES:
+            return cls._undeclared_too_large(request, limit)
+        if length <= limit:
             # Declared and within the limit: the body is left in the stream for the view to read.
             return None
         return cls._refuse(
             request,
-            f"The request body is {length} bytes; the limit is {MAX_BODY_BYTES} bytes (256 KiB).",
+            f"The request body is {length} bytes; the limit is {limit} bytes "
+            f"({describe_bytes(limit)}).",
             received=length,
+            limit=limit,
         )
 
     @classmethod
-    def _undeclared_too_large(cls, request: HttpRequest) -> HttpResponse | None:
+    def _undeclared_too_large(cls, request: HttpRequest, limit: int) -> HttpResponse | None:
         """A body sent without Content-Length (`Transfer-Encoding: chunked`, which uvicorn passes
         through ASGI with no content-length header). Django reads it, but DRF's Request treats a
         missing CONTENT_LENGTH as an empty body, so a valid chunked POST would be answered "missing
         sql". Read at most one byte past the limit: over it, refuse; within it, keep the body as
         Django's `HttpRequest.body` does and declare its length, so Django and DRF read it as if
         it had been sent with Content-Length."""
-        body = _read_at_most(request, MAX_BODY_BYTES + 1)
-        if len(body) > MAX_BODY_BYTES:
+        body = _read_at_most(request, limit + 1)
+        if len(body) > limit:
             # Reading stopped at the limit, so the real size is unknown: receivedBytes is null
             # rather than a made-up number.
             return cls._refuse(
                 request,
-                f"The request body (sent without Content-Length) is more than {MAX_BODY_BYTES} "
-                f"bytes; the limit is {MAX_BODY_BYTES} bytes (256 KiB).",
+                f"The request body (sent without Content-Length) is more than {limit} "
+                f"bytes; the limit is {limit} bytes ({describe_bytes(limit)}).",
                 received=None,
+                limit=limit,
             )
         # The same state `HttpRequest.body` leaves behind after reading the stream itself.
         request._body = body  # type: ignore[attr-defined]
@@ -79,12 +84,17 @@ class RequestIdMiddleware:
         return None
 
     @staticmethod
-    def _refuse(request: HttpRequest, message: str, received: int | None) -> HttpResponse:
+    def _refuse(
+        request: HttpRequest, message: str, received: int | None, limit: int = MAX_BODY_BYTES
+    ) -> HttpResponse:
         body = error_body(
             request,
             "REQUEST_TOO_LARGE",
             message,
-            details={"limitBytes": MAX_BODY_BYTES, "receivedBytes": received},
+            details={"limitBytes": limit, "receivedBytes": received},
+            instructions=None
+            if limit == MAX_BODY_BYTES
+            else f"Send a smaller file (at most {describe_bytes(limit)}), e.g. split the deck.",
         )
         request_refused.send(RequestIdMiddleware, request=request, body=body, status_code=413)
         response = JsonResponse(body, status=413, json_dumps_params={"ensure_ascii": False})

@@ -363,6 +363,18 @@ def _reviews(
     return reviews, None
 
 
+def _reverses(note_type: NoteType, ordinal: int, shown: set[str], front: str, back: str) -> bool:
+    """A card of a later template that asks the other way round from the first template (the
+    second card of "Basic (and reversed card)") gets front and back swapped; the first
+    template's cards never are, so a field mapping is taken as it is written."""
+    if not note_type.questions or ordinal == min(note_type.questions):
+        return False
+    first = question_fields(note_type.questions[min(note_type.questions)], note_type.fields)
+    return (front in first and back in shown and front not in shown) or (
+        back in first and front in shown and back not in shown
+    )
+
+
 def _note_tags(raw: object, deck: str | None) -> list[str]:
     tags = _text(raw).split()
     if deck:
@@ -427,7 +439,7 @@ def drafts(
                 if choice.back is not None and choice.back < len(note_type.fields)
                 else ""
             )
-            if front_name not in shown and back_name in shown:
+            if _reverses(note_type, ordinal, shown, front_name, back_name):
                 front_html, back_html, card_type = back_html, front_html, "reversed"
         front, front_media = html_to_text(front_html)
         back, back_media = html_to_text(back_html)

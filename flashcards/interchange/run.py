@@ -4,6 +4,7 @@ temporary folder, reader, the writing service, the report, the log line) and ``e
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import tempfile
@@ -254,3 +255,48 @@ def export_page(
     has_more = len(rows) > limit
     rows = rows[:limit]
     return "".join(delimited.rows_as_text(EXPORTS[what], rows, fmt)), len(rows), has_more
+
+
+# ---------------------------------------------------------------- options as forms send them
+
+
+def parse_flag(value: object, name: str = "dry_run") -> bool:
+    """A boolean from a form or JSON: true/false, 1/0, yes/no, on/off; absent or empty is False."""
+    if value is None or value == "":
+        return False
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off"}:
+        return False
+    raise ImportRejected(
+        f"{name} must be true or false; got {str(value)[:40]!r}.", reason="bad_option"
+    )
+
+
+def parse_field_mapping(value: object) -> dict[str, list[str]] | None:
+    """``{"note type": ["front field", "back field"]}``, as a JSON object or its text."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise ImportRejected(
+                f"field_mapping is not valid JSON ({exc}).", reason="bad_option"
+            ) from exc
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str)
+        and isinstance(v, list)
+        and 1 <= len(v) <= 2
+        and all(isinstance(f, str) for f in v)
+        for k, v in value.items()
+    ):
+        raise ImportRejected(
+            "field_mapping must map note type names to [front field, back field], e.g. "
+            '{"Basic": ["Front", "Back"]}.',
+            reason="bad_option",
+        )
+    return value

@@ -1,0 +1,206 @@
+"""``POST /v1/workspaces/{workspace_id}/imports`` (a multipart file upload: Anki packages, CSV,
+TSV) and ``GET /v1/workspaces/{workspace_id}/exports/{cards,review_events}.{csv,tsv}`` (streamed).
+Auth and membership as the sync routes; thin views over ``flashcards.interchange.run``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from itertools import islice
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIRequest
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import UnsupportedMediaType
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from flashcards.api import schemas
+from flashcards.api.commands import invalid
+from flashcards.api.envelope import ApiError, success
+from flashcards.api.workspace import request_workspace
+from flashcards.interchange.errors import ImportRejected
+from flashcards.interchange.run import (
+    FORMATS,
+    export_text,
+    import_file,
+    parse_field_mapping,
+    parse_flag,
+)
+
+EXPORT_MEDIA_TYPES = {
+    "csv": "text/csv; charset=utf-8",
+    "tsv": "text/tab-separated-values; charset=utf-8",
+}
+# Lines per chunk of a streamed export.
+STREAM_LINES = 500
+
+
+def rejected(exc: ImportRejected) -> ApiError:
+    return ApiError(
+        "REQUEST_INVALID",
+        exc.message,
+        details=exc.details(),
+        instructions=(
+            "Nothing was imported. Fix the file as error.message and error.details.problems say "
+            "(each names the file and the line or note), or preview with dry_run=true, then "
+            "upload it again."
+        ),
+    )
+
+
+def import_instructions(report: dict[str, Any]) -> str:
+    cards = report["cards"]
+    counts = ", ".join(f"{cards[k]} {k}" for k in ("created", "updated", "unchanged", "skipped"))
+    events = report["reviewEvents"]["created"]
+    if report["dryRun"]:
+        if cards["rejected"]:
+            return (
+                f"Dry run, nothing written: {cards['rejected']} rejected line(s) or note(s) are "
+                "listed in data.problems; fix them before importing. The rest would be: "
+                f"{counts}, {events} review events."
+            )
+        return (
+            f"Dry run, nothing written: the import would give {counts}, {events} review events. "
+            "Upload again with dry_run=false to import."
+        )
+    return (
+        f"Imported: {counts}, {events} review events. Query them with SELECT * FROM cards; "
+        "syncing clients receive them on their next pull."
+    )
+
+
+class ImportRequestSerializer(serializers.Serializer):
+    file = serializers.FileField(
+        help_text="The .apkg, .colpkg, .csv or .tsv file (at most 50 MiB)."
+    )
+    format = serializers.ChoiceField(
+        choices=FORMATS, required=False, help_text="Default: from the file name's extension."
+    )
+    dry_run = serializers.BooleanField(
+        required=False, help_text="Preview: report what would happen, write nothing."
+    )
+    field_mapping = serializers.CharField(
+        required=False,
+        help_text='Anki only, JSON: {"note type": ["front field", "back field"]}; default: '
+        "each note type's first two fields.",
+    )
+
+
+class ImportView(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        operation_id="workspace_import",
+        summary="Import an Anki package (.apkg, .colpkg) or a CSV/TSV file of cards.",
+        description=(
+            "Multipart upload; the file in the field `file`. All or nothing: a file with any "
+            "rejected line or note imports nothing (400, the problems in error.details). "
+            "`dry_run=true` returns the same report without writing. Re-importing the same Anki "
+            "package creates nothing twice. See docs/import-export.md."
+        ),
+        request={"multipart/form-data": ImportRequestSerializer},
+        responses={
+            200: schemas.envelope(
+                "data: {file, format, dryRun, written, cards: {created, updated, unchanged, "
+                "skipped, rejected}, reviewEvents, schedulesRebuilt, changes, problems, items, "
+                "anki?, media?, csv?}"
+            ),
+            **schemas.ERROR_RESPONSES,
+        },
+    )
+    def post(self, request: Request, workspace_id: str) -> Response:
+        workspace = request_workspace(request, workspace_id)
+        try:
+            upload = request.FILES.get("file")
+            data = request.data
+        except UnsupportedMediaType as exc:
+            raise invalid(
+                "Send the file as multipart/form-data in the field 'file' "
+                "(curl -F file=@deck.apkg).",
+                "file",
+            ) from exc
+        if upload is None:
+            raise invalid("file is required: the .apkg, .colpkg, .csv or .tsv file.", "file")
+        try:
+            report = import_file(
+                workspace,
+                upload.file,
+                upload.name or "upload",
+                format=data.get("format") or None,
+                dry_run=parse_flag(data.get("dry_run")),
+                field_mapping=parse_field_mapping(data.get("field_mapping")),
+                surface="rest",
+            )
+        except ImportRejected as exc:
+            raise rejected(exc) from exc
+        return success(request, report, import_instructions(report))
+
+
+class _ErrorsAsJson(BaseContentNegotiation):
+    """The export's success is a CSV stream whatever Accept says; only its errors are rendered,
+    and they are envelopes, so JSON."""
+
+    def select_renderer(self, request: Any, renderers: Any, format_suffix: Any = None):
+        return JSONRenderer(), JSONRenderer.media_type
+
+    def select_parser(self, request: Any, parsers: Any):
+        return None
+
+
+class _CsvRenderer(BaseRenderer):
+    media_type = "text/csv"
+    format = "csv"
+
+    def render(self, data: Any, accepted_media_type: Any = None, renderer_context: Any = None):
+        return data
+
+
+def _chunks(lines: Iterator[str]) -> Iterator[str]:
+    while block := "".join(islice(lines, STREAM_LINES)):
+        yield block
+
+
+async def _async_chunks(lines: Iterator[str]) -> AsyncIterator[str]:
+    # Under ASGI Django would buffer a synchronous iterator whole; this one streams, each block
+    # read from the database on the thread that owns the connection.
+    next_block = sync_to_async(lambda: "".join(islice(lines, STREAM_LINES)), thread_sensitive=True)
+    while block := await next_block():
+        yield block
+
+
+class ExportView(APIView):
+    content_negotiation_class = _ErrorsAsJson
+    renderer_classes = [JSONRenderer, _CsvRenderer]
+
+    @extend_schema(
+        operation_id="workspace_export",
+        summary="Export the workspace's cards or review events as CSV or TSV (streamed).",
+        description=(
+            "Columns and value formats of the dialect's SELECT * (dsl.md §2.4, §5); tags as "
+            "a;b (a JSON list when a tag holds ';'). Cards oldest first, review events in review "
+            "order. An exported cards file can be edited and imported back."
+        ),
+        responses={
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV or TSV text."),
+            **schemas.ERROR_RESPONSES,
+        },
+    )
+    def get(self, request: Request, workspace_id: str, what: str, fmt: str) -> Any:
+        workspace = request_workspace(request, workspace_id)
+        lines = export_text(workspace, what, fmt)
+        stream = (
+            _async_chunks(lines) if isinstance(request._request, ASGIRequest) else _chunks(lines)
+        )
+        response = StreamingHttpResponse(
+            stream, content_type=EXPORT_MEDIA_TYPES[fmt], status=status.HTTP_200_OK
+        )
+        response["Content-Disposition"] = f'attachment; filename="{what}.{fmt}"'
+        return response
