@@ -116,6 +116,11 @@ class _Batch:
     creates: list[tuple[CardDraft, Card]] = field(default_factory=list)
     updates: list[tuple[CardDraft, Card, set[str]]] = field(default_factory=list)
     resolved: dict[str, Any] = field(default_factory=dict)
+    # One outcome per draft, reported in the order of the file whatever order decided it.
+    outcomes: dict[int, tuple[CardDraft, str, object, str]] = field(default_factory=dict)
+
+    def note(self, draft: CardDraft, action: str, card_id: object, message: str = "") -> None:
+        self.outcomes[id(draft)] = (draft, action, card_id, message)
 
 
 def _chunks(items: Sequence[Any], size: int = ID_CHUNK) -> Iterable[Sequence[Any]]:
@@ -132,22 +137,21 @@ def _existing_cards(ids: list[uuid.UUID]) -> dict[uuid.UUID, Card]:
 
 def _classify(batch: _Batch, drafts: Sequence[CardDraft]) -> None:
     """Decide create / update / unchanged / skipped / rejected for each draft of the batch."""
-    tally, limit = batch.tally, batch.limit
+    tally = batch.tally
     existing = _existing_cards([d.card_id for d in drafts if d.card_id is not None])
     cleaned_rows: list[tuple[CardDraft, Card | None, dict[str, Any]]] = []
     for draft in drafts:
         if draft.problem:
             tally.rejected += 1
-            tally.note(draft, "rejected", draft.card_id, limit, draft.problem)
+            batch.note(draft, "rejected", draft.card_id, draft.problem)
             continue
         if draft.card_id is not None:
             if draft.card_id in batch.seen:
                 tally.rejected += 1
-                tally.note(
+                batch.note(
                     draft,
                     "rejected",
                     draft.card_id,
-                    limit,
                     f"card_id {draft.card_id} appears more than once in the file.",
                 )
                 continue
@@ -155,20 +159,17 @@ def _classify(batch: _Batch, drafts: Sequence[CardDraft]) -> None:
         card = existing.get(draft.card_id) if draft.card_id is not None else None
         if card is not None and card.workspace_id != batch.ws.pk:
             tally.rejected += 1
-            tally.note(
+            batch.note(
                 draft,
                 "rejected",
                 draft.card_id,
-                limit,
                 f"card_id {draft.card_id} belongs to another workspace; card ids are global, so "
                 "leave card_id empty to create a new card.",
             )
             continue
         if card is not None and card.deleted_at is not None:
             tally.skipped += 1
-            tally.note(
-                draft, "skipped", card.id, limit, "This card was deleted here; it is not revived."
-            )
+            batch.note(draft, "skipped", card.id, "This card was deleted here; it is not revived.")
             continue
         try:
             values = dict(draft.values)
@@ -177,7 +178,7 @@ def _classify(batch: _Batch, drafts: Sequence[CardDraft]) -> None:
             cleaned = clean_card_fields(values, creating=card is None)
         except DomainError as exc:
             tally.rejected += 1
-            tally.note(draft, "rejected", draft.card_id, limit, exc.message)
+            batch.note(draft, "rejected", draft.card_id, exc.message)
             continue
         cleaned_rows.append((draft, card, cleaned))
 
@@ -255,7 +256,7 @@ def _write_batch(batch: _Batch) -> None:
             schedule = rebuild_schedule(settings, [(h[3], h[0]) for h in history])
         except (ValueError, OverflowError) as exc:
             tally.rejected += 1
-            tally.note(draft, "rejected", card.id, batch.limit, f"Review history: {exc}.")
+            batch.note(draft, "rejected", card.id, f"Review history: {exc}.")
             return False
         apply_schedule(card, schedule)
         tally.schedules_rebuilt += 1
@@ -289,7 +290,7 @@ def _write_batch(batch: _Batch) -> None:
                 setattr(card, name, value)
             created.append(card)
             tally.created += 1
-            tally.note(draft, "created", card.id, batch.limit)
+            batch.note(draft, "created", card.id)
     updated: list[Card] = []
     update_fields: set[str] = set()
     retagged: dict[object, list[str]] = {}
@@ -301,7 +302,7 @@ def _write_batch(batch: _Batch) -> None:
             changed = changed | set(SCHEDULE_FIELDS)
         if not changed:
             tally.unchanged += 1
-            tally.note(draft, "unchanged", card.id, batch.limit)
+            batch.note(draft, "unchanged", card.id)
             continue
         for name, value in stamps.items():
             setattr(card, name, value)
@@ -310,7 +311,7 @@ def _write_batch(batch: _Batch) -> None:
         if "tags" in changed:
             retagged[card.id] = card.tags
         tally.updated += 1
-        tally.note(draft, "updated", card.id, batch.limit)
+        batch.note(draft, "updated", card.id)
 
     resolved = batch.resolved
     Card.objects.bulk_create(created)
@@ -345,6 +346,12 @@ def _write_batch(batch: _Batch) -> None:
     )
 
 
+def _report_outcomes(batch: _Batch, drafts: Sequence[CardDraft]) -> None:
+    for draft in drafts:
+        _, action, card_id, message = batch.outcomes[id(draft)]
+        batch.tally.note(draft, action, card_id, batch.limit, message)
+
+
 def import_cards(
     workspace: Workspace,
     batches: Iterable[Sequence[CardDraft]],
@@ -365,6 +372,7 @@ def import_cards(
             batch = _Batch(ws, context, at, tally, report_limit, seen)
             _classify(batch, drafts)
             _write_batch(batch)
+            _report_outcomes(batch, drafts)
         if dry_run or tally.rejected:
             transaction.set_rollback(True)
             tally.rolled_back = True
