@@ -61,6 +61,7 @@ class CardDraft:
     """One card as a file describes it. ``where`` says where it came from (``{"line": 7}`` or
     ``{"note": ..., "card": ...}``) and is repeated in the report and in every error.
     ``values`` holds only the writable columns the file gives; ``card_id`` None means a new id.
+    ``metadata`` is the new card's source; an update keeps the card's own.
     ``problem`` is set when the reader already found the row unusable."""
 
     where: dict[str, Any]
@@ -199,9 +200,6 @@ def _classify(batch: _Batch, drafts: Sequence[CardDraft]) -> None:
         changed = {name for name, value in cleaned.items() if getattr(card, name) != value}
         for name in changed:
             setattr(card, name, cleaned[name])
-        if changed and draft.metadata is not None:
-            card.metadata = draft.metadata
-            changed.add("metadata")
         batch.updates.append((draft, card, changed))
 
 
