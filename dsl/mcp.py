@@ -33,6 +33,7 @@ from rest_framework.exceptions import Throttled
 from rest_framework.response import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from dsl.mcp_imports import register_import_tools
 from dsl.querylog import log_failure
 from dsl.reference import schema_summary
 from dsl.resources import get_resource
@@ -507,6 +508,7 @@ def build_server() -> MCPServer:
             open_world_hint=False,
         ),
     )
+    register_import_tools(server, _tool)
     return server
 
 

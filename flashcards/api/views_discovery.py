@@ -23,6 +23,8 @@ MCP_TOOL_NAMES = (
     "submit_review",
     "list_workspaces",
     "select_workspace",
+    "import_cards",
+    "export_cards",
 )
 
 MCP_PATH = "/mcp"
@@ -135,6 +137,14 @@ TEMPLATED_ROUTES: tuple[tuple[str, str, str, str], ...] = (
         "POST",
         "sync-review-history-pull",
         "Offline clients: review events after a cursor (not for agents).",
+    ),
+    (
+        "imports",
+        "POST",
+        "imports",
+        "Multipart upload (field `file`: .apkg, .colpkg, .csv, .tsv; `dry_run`, `format`, "
+        "`field_mapping`) imported as cards and review history; exports are GET "
+        "/v1/workspaces/{workspace_id}/exports/cards.csv (.tsv, review_events.csv).",
     ),
 )
 PLACEHOLDER_ID = "00000000-0000-4000-8000-000000000000"

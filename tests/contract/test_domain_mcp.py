@@ -25,7 +25,16 @@ from tests.contract.domain_support import (
 )
 from tests.flashcards.api.conftest import live_server_url  # noqa: F401  (fixture)
 
-TOOLS = {"sql", "sql_query", "sql_execute", "submit_review", "list_workspaces", "select_workspace"}
+TOOLS = {
+    "sql",
+    "sql_query",
+    "sql_execute",
+    "submit_review",
+    "list_workspaces",
+    "select_workspace",
+    "import_cards",
+    "export_cards",
+}
 
 
 def session(base_url: str, key: str, scenario: Callable[[Client], Awaitable[Any]]) -> Any:

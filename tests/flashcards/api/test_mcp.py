@@ -25,7 +25,16 @@ from flashcards import services
 from flashcards.models import Card, ReviewEvent
 from tests.factories import make_card
 
-TOOLS = {"sql", "sql_query", "sql_execute", "submit_review", "list_workspaces", "select_workspace"}
+TOOLS = {
+    "sql",
+    "sql_query",
+    "sql_execute",
+    "submit_review",
+    "list_workspaces",
+    "select_workspace",
+    "import_cards",
+    "export_cards",
+}
 assert set(mcp.TOOL_NAMES) == TOOLS
 
 
