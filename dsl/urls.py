@@ -3,6 +3,7 @@
 from django.urls import path
 
 from dsl.console import console
+from dsl.console_imports import console_import
 from dsl.grammar import grammar
 from dsl.views import SqlExecuteView, SqlQueryView, SqlView
 
@@ -12,4 +13,5 @@ urlpatterns: list = [
     path("v1/agent/sql/query", SqlQueryView.as_view(), name="agent-sql-query"),
     path("v1/agent/sql/execute", SqlExecuteView.as_view(), name="agent-sql-execute"),
     path("console/", console, name="console"),
+    path("console/import", console_import, name="console-import"),
 ]
