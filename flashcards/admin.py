@@ -23,6 +23,7 @@ from flashcards.admin_forms import (
     WorkspaceCreateForm,
     WorkspaceSettingsForm,
 )
+from flashcards.admin_imports import WorkspaceFilesAdminMixin
 from flashcards.models import (
     REVIEW_GRADES,
     ApiKey,
@@ -268,7 +269,7 @@ class DeckAdmin(SoftDeletedContentAdmin):
 
 
 @admin.register(Workspace)
-class WorkspaceAdmin(admin.ModelAdmin):
+class WorkspaceAdmin(WorkspaceFilesAdminMixin, admin.ModelAdmin):
     list_display = ("name", "id", "created_at", "desired_retention", "enable_fuzz", "owners")
     search_fields = ("name",)
     actions = ("add_me_as_member",)
