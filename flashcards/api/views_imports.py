@@ -17,7 +17,7 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import UnsupportedMediaType
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -155,14 +155,6 @@ class _ErrorsAsJson(BaseContentNegotiation):
         return None
 
 
-class _CsvRenderer(BaseRenderer):
-    media_type = "text/csv"
-    format = "csv"
-
-    def render(self, data: Any, accepted_media_type: Any = None, renderer_context: Any = None):
-        return data
-
-
 def _chunks(lines: Iterator[str]) -> Iterator[str]:
     while block := "".join(islice(lines, STREAM_LINES)):
         yield block
@@ -178,7 +170,7 @@ async def _async_chunks(lines: Iterator[str]) -> AsyncIterator[str]:
 
 class ExportView(APIView):
     content_negotiation_class = _ErrorsAsJson
-    renderer_classes = [JSONRenderer, _CsvRenderer]
+    renderer_classes = [JSONRenderer]
 
     @extend_schema(
         operation_id="workspace_export",

@@ -216,3 +216,13 @@ def test_csv_metadata_is_json_in_the_export(api, workspace):
     make_card(workspace)
     row = next(csv.DictReader(io.StringIO(_export(api, workspace, "cards.csv"))))
     assert json.loads(row["metadata"])["version"] == 1
+
+
+def test_the_openapi_schema_describes_the_new_routes(api):
+    schema = api.get("/v1/openapi.json").json()
+    imports = schema["paths"]["/v1/workspaces/{workspace_id}/imports"]["post"]
+    body = imports["requestBody"]["content"]["multipart/form-data"]["schema"]
+    assert imports["operationId"] == "workspace_import"
+    assert body
+    exports = [p for p in schema["paths"] if "/exports/" in p]
+    assert exports
