@@ -53,8 +53,7 @@ urlpatterns = [
     ),
     path("v1/workspaces/<str:workspace_id>/imports", ImportView.as_view(), name="imports"),
     re_path(
-        r"^v1/workspaces/(?P<workspace_id>[^/]+)/exports/(?P<what>cards|review_events)"
-        r"\.(?P<fmt>csv|tsv)$",
+        r"^v1/workspaces/(?P<workspace_id>[^/]+)/exports/(?P<what>[^/.]+)\.(?P<fmt>[^/.]+)$",
         ExportView.as_view(),
         name="exports",
     ),

@@ -15,7 +15,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import UnsupportedMediaType
-from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -25,9 +24,12 @@ from rest_framework.views import APIView
 from flashcards.api import schemas
 from flashcards.api.commands import invalid
 from flashcards.api.envelope import ApiError, success
+from flashcards.api.negotiation import EnvelopeContentNegotiation
 from flashcards.api.workspace import request_workspace
 from flashcards.interchange.errors import ImportRejected
 from flashcards.interchange.run import (
+    EXPORT_FORMATS,
+    EXPORTS,
     FORMATS,
     export_text,
     import_file,
@@ -39,6 +41,7 @@ EXPORT_MEDIA_TYPES = {
     "csv": "text/csv; charset=utf-8",
     "tsv": "text/tab-separated-values; charset=utf-8",
 }
+EXPORT_ACCEPTS = ("text/csv", "text/tab-separated-values", "text/plain", "text/*")
 # Lines per chunk of a streamed export.
 STREAM_LINES = 500
 
@@ -144,15 +147,18 @@ class ImportView(APIView):
         return success(request, report, import_instructions(report))
 
 
-class _ErrorsAsJson(BaseContentNegotiation):
-    """The export's success is a CSV stream whatever Accept says; only its errors are rendered,
-    and they are envelopes, so JSON."""
+class _ExportNegotiation(EnvelopeContentNegotiation):
+    """The export's success is a CSV/TSV stream, and only its errors are rendered (as JSON
+    envelopes): an Accept naming CSV, TSV or any text is therefore satisfied, while an unknown
+    ``?format=`` or an Accept nothing here can answer fails as on every other route."""
 
     def select_renderer(self, request: Any, renderers: Any, format_suffix: Any = None):
-        return JSONRenderer(), JSONRenderer.media_type
-
-    def select_parser(self, request: Any, parsers: Any):
-        return None
+        accept = request.headers.get("Accept", "")
+        if not request.query_params.get(self.settings.URL_FORMAT_OVERRIDE) and any(
+            media in accept for media in EXPORT_ACCEPTS
+        ):
+            return JSONRenderer(), JSONRenderer.media_type
+        return super().select_renderer(request, renderers, format_suffix)
 
 
 def _chunks(lines: Iterator[str]) -> Iterator[str]:
@@ -169,7 +175,7 @@ async def _async_chunks(lines: Iterator[str]) -> AsyncIterator[str]:
 
 
 class ExportView(APIView):
-    content_negotiation_class = _ErrorsAsJson
+    content_negotiation_class = _ExportNegotiation
     renderer_classes = [JSONRenderer]
 
     @extend_schema(
@@ -186,6 +192,14 @@ class ExportView(APIView):
         },
     )
     def get(self, request: Request, workspace_id: str, what: str, fmt: str) -> Any:
+        if what not in EXPORTS or fmt not in EXPORT_FORMATS:
+            names = [f"{w}.{f}" for w in EXPORTS for f in EXPORT_FORMATS]
+            raise ApiError(
+                "NOT_FOUND",
+                f"No export {what}.{fmt}; the exports are {', '.join(names)}.",
+                status_code=status.HTTP_404_NOT_FOUND,
+                details={"reason": "unknown_export", "exports": names},
+            )
         workspace = request_workspace(request, workspace_id)
         lines = export_text(workspace, what, fmt)
         stream = (

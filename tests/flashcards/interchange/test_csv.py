@@ -226,3 +226,9 @@ def test_the_openapi_schema_describes_the_new_routes(api):
     assert body
     exports = [p for p in schema["paths"] if "/exports/" in p]
     assert exports
+
+
+def test_an_unknown_export_is_a_404_listing_the_exports(api, workspace):
+    response = api.get(f"/v1/workspaces/{workspace.pk}/exports/decks.csv")
+    assert response.status_code == 404
+    assert "cards.csv" in response.json()["error"]["message"]
