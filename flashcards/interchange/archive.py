@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import struct
 import zipfile
+import zlib
 from collections.abc import Iterator
 from typing import IO
 
@@ -162,7 +163,14 @@ class PackageArchive:
                     yield chunk
         except ImportRejected:
             raise
-        except (zipfile.BadZipFile, zstandard.ZstdError, OSError, EOFError, ValueError) as exc:
+        except (
+            zipfile.BadZipFile,
+            zstandard.ZstdError,
+            zlib.error,
+            OSError,
+            EOFError,
+            ValueError,
+        ) as exc:
             raise ImportRejected(
                 f"member {name!r} is damaged ({exc}).", reason="corrupt_archive", file=self.filename
             ) from exc

@@ -214,3 +214,20 @@ def test_a_json_body_is_told_to_use_multipart(api, workspace):
 def test_without_credentials_the_route_is_401(client, workspace):
     response = client.post(f"/v1/workspaces/{workspace.pk}/imports")
     assert response.status_code == 401
+
+
+@pytest.mark.parametrize("legacy", [True, False])
+def test_damaged_bytes_anywhere_in_a_real_package_never_give_a_500(upload, tmp_path, legacy):
+    import random
+
+    from tests.fixtures.anki_packages import official_package
+
+    original = official_package(tmp_path, "apkg", legacy=legacy).path.read_bytes()
+    rng = random.Random(14)
+    for _ in range(40):
+        data = bytearray(original)
+        for _ in range(rng.randint(1, 8)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        code, body = upload(content=bytes(data), name="damaged.apkg")
+        assert code in (200, 400), body
+        assert body["ok"] is (code == 200)
