@@ -47,7 +47,7 @@ def parse_tags(text: str) -> list[str]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ValueError('tags as JSON must be a list of strings, e.g. ["a", "b"]')
         return value
-    return [part for part in stripped.split(";")]
+    return stripped.split(";") if stripped else []
 
 
 def _header(row: list[str], filename: str) -> list[str]:
