@@ -204,3 +204,48 @@ def test_a_workspace_of_someone_else_is_not_found(upload, other_workspace, tmp_p
     status, body = upload(genanki_package(tmp_path).path, workspace_id=other_workspace.pk)
     assert status == 404 and body["error"]["code"] == "WORKSPACE_NOT_FOUND"
     assert Card.objects.count() == 0
+
+
+def test_new_anki_reviews_are_replayed_with_the_ones_made_here(upload, workspace, tmp_path):
+    import sqlite3
+    import zipfile
+
+    from tests.fixtures.anki_packages import DAY_MS, synthetic_collection
+
+    def package(name: str, drop_last_review: bool):
+        path = tmp_path / f"{name}.anki2"
+        synthetic_collection(path, 1)
+        if drop_last_review:
+            db = sqlite3.connect(path)
+            db.execute("DELETE FROM revlog WHERE id = (SELECT max(id) FROM revlog)")
+            db.commit()
+            db.close()
+        out = tmp_path / f"{name}.apkg"
+        with zipfile.ZipFile(out, "w") as archive:
+            archive.write(path, "collection.anki2")
+        return out
+
+    assert upload(package("before", True))[0] == 200
+    card = Card.objects.get(workspace=workspace)
+    base = 1_700_000_000_000
+    local_at = datetime.fromtimestamp((base + 10 * DAY_MS) / 1000, tz=UTC)
+    services.submit_review(workspace, card.pk, "hard", reviewed_at=local_at)
+    status, body = upload(package("after", False))
+    assert status == 200
+    assert body["data"]["reviewEvents"] == {"created": 1, "alreadyPresent": 2}
+    assert body["data"]["cards"]["updated"] == 1
+    card.refresh_from_db()
+    history = [
+        (0, datetime.fromtimestamp(base / 1000, tz=UTC)),
+        (2, datetime.fromtimestamp((base + 7 * DAY_MS) / 1000, tz=UTC)),
+        (1, local_at),
+        (2, datetime.fromtimestamp((base + 14 * DAY_MS) / 1000, tz=UTC)),
+    ]
+    expected = rebuild_schedule(workspace_scheduler_settings(workspace), history)
+    assert (card.reps, card.due_at, card.fsrs_stability, card.fsrs_difficulty) == (
+        expected.reps,
+        expected.due_at,
+        expected.stability,
+        expected.difficulty,
+    )
+    assert ChangeLog.objects.filter(entity_type="review_event").count() == 4
