@@ -12,7 +12,7 @@ from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import UnsupportedMediaType
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -186,6 +186,10 @@ class ExportView(APIView):
             "a;b (a JSON list when a tag holds ';'). Cards oldest first, review events in review "
             "order. An exported cards file can be edited and imported back."
         ),
+        parameters=[
+            OpenApiParameter("what", str, OpenApiParameter.PATH, enum=list(EXPORTS)),
+            OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(EXPORT_FORMATS)),
+        ],
         responses={
             (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV or TSV text."),
             **schemas.ERROR_RESPONSES,

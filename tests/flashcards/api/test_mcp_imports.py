@@ -71,5 +71,6 @@ def test_export_cards_pages_through_the_csv(live_server_url, api_key, workspace,
     assert first["data"]["hasMore"] is True and first["data"]["rowCount"] == 2
     second = call(live_server_url, api_key.plaintext, "export_cards", {"limit": 2, "offset": 2})
     assert second["data"]["hasMore"] is False
-    rows = list(csv.DictReader(io.StringIO(second["data"]["text"])))
-    assert [r["front_text"] for r in rows] == ["card 2"]
+    rows = list(csv.DictReader(io.StringIO(first["data"]["text"]), delimiter="\t"))
+    rows += list(csv.DictReader(io.StringIO(second["data"]["text"])))
+    assert sorted(r["front_text"] for r in rows) == ["card 0", "card 1", "card 2"]
