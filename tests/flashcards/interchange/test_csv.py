@@ -232,3 +232,12 @@ def test_an_unknown_export_is_a_404_listing_the_exports(api, workspace):
     response = api.get(f"/v1/workspaces/{workspace.pk}/exports/decks.csv")
     assert response.status_code == 404
     assert "cards.csv" in response.json()["error"]["message"]
+
+
+def test_every_import_is_logged(upload, caplog):
+    with caplog.at_level("INFO", logger="flashcards.imports"):
+        upload(content=b"front_text,back_text\na,b\n", name="ok.csv")
+        upload(content=b"nope\n", name="bad.csv")
+    messages = [r.getMessage() for r in caplog.records if r.name == "flashcards.imports"]
+    assert any("import done" in m and "file='ok.csv'" in m and "created=1" in m for m in messages)
+    assert any("import refused" in m and "reason=bad_header" in m for m in messages)

@@ -231,3 +231,30 @@ def test_damaged_bytes_anywhere_in_a_real_package_never_give_a_500(upload, tmp_p
         code, body = upload(content=bytes(data), name="damaged.apkg")
         assert code in (200, 400), body
         assert body["ok"] is (code == 200)
+
+
+def test_a_note_whose_fields_are_not_utf8_is_named(upload, tmp_path):
+    data = _zip(
+        {
+            "collection.anki2": _collection(
+                tmp_path,
+                notes=2,
+                bad="UPDATE notes SET flds = CAST(X'66ff1f62' AS TEXT) WHERE guid = 'g0'",
+            )
+        }
+    )
+    error = _refused(upload, data, "deck.apkg", "invalid_rows")
+    assert error["details"]["problems"][0]["note"] == 1_700_000_000_000
+    assert "not UTF-8" in error["details"]["problems"][0]["message"]
+
+
+def test_the_temporary_folder_is_removed(upload, tmp_path, monkeypatch):
+    import tempfile
+
+    (tmp_path / "c").mkdir()
+    data = _zip({"collection.anki2": _collection(tmp_path / "c", notes=1)})
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "t"))
+    (tmp_path / "t").mkdir()
+    code, _ = upload(content=data, name="deck.apkg")
+    assert code == 200
+    assert list((tmp_path / "t").iterdir()) == []
