@@ -13,8 +13,19 @@ from django.db import transaction
 from django.utils import timezone as dj_timezone
 
 from flashcards.models import SERVER_REPLICA, ChangeLog, Workspace
+from flashcards.services.bulk_rows import insert_rows
 
 MAX_BULK = 100
+CHANGE_COLUMNS = (
+    "workspace_id",
+    "change_id",
+    "entity_type",
+    "entity_id",
+    "action",
+    "replica_id",
+    "operation_id",
+    "recorded_at",
+)
 
 
 class DomainError(Exception):
@@ -98,18 +109,22 @@ def record_changes(
         return []
     first = workspace.last_change_id + 1
     numbers = list(range(first, first + len(ids)))
-    ChangeLog.objects.bulk_create(
-        ChangeLog(
-            workspace=workspace,
-            change_id=number,
-            entity_type=entity_type,
-            entity_id=entity_id,
-            action=action,
-            replica_id=context.replica_id,
-            operation_id=context.operation_id,
-            recorded_at=at,
-        )
-        for number, entity_id in zip(numbers, ids, strict=True)
+    insert_rows(
+        ChangeLog,
+        CHANGE_COLUMNS,
+        (
+            (
+                workspace.pk,
+                number,
+                entity_type,
+                entity_id,
+                action,
+                context.replica_id,
+                context.operation_id,
+                at,
+            )
+            for number, entity_id in zip(numbers, ids, strict=True)
+        ),
     )
     workspace.last_change_id = numbers[-1]
     Workspace.objects.filter(pk=workspace.pk).update(last_change_id=workspace.last_change_id)

@@ -23,6 +23,7 @@ from django.db import transaction
 
 from flashcards.models import SERVER_REPLICA, Card, CardTag, ReviewEvent, Workspace
 from flashcards.scheduling import rebuild_schedule
+from flashcards.services.bulk_rows import insert_rows
 from flashcards.services.common import (
     DomainError,
     WriteContext,
@@ -40,6 +41,8 @@ from flashcards.services.tags import canonical_spelling, replace_card_tags, reso
 
 # Ids per `IN (...)`: below every backend's parameter limit.
 ID_CHUNK = 500
+CARD_ATTRS = tuple(f.attname for f in Card._meta.concrete_fields)
+EVENT_ATTRS = tuple(f.attname for f in ReviewEvent._meta.concrete_fields)
 SYNC_FIELDS = (
     "updated_at",
     "client_updated_at",
@@ -312,16 +315,20 @@ def _write_batch(batch: _Batch) -> None:
         batch.note(draft, "updated", card.id)
 
     resolved = batch.resolved
-    Card.objects.bulk_create(created)
-    CardTag.objects.bulk_create(
-        CardTag(workspace=ws, card_id=card.id, tag=resolved[tag.lower()], position=i)
-        for card in created
-        for i, tag in enumerate(card.tags)
+    insert_rows(Card, CARD_ATTRS, ([getattr(c, a) for a in CARD_ATTRS] for c in created))
+    insert_rows(
+        CardTag,
+        ("workspace_id", "card_id", "tag_id", "position"),
+        (
+            (ws.pk, card.id, resolved[tag.lower()].pk, i)
+            for card in created
+            for i, tag in enumerate(card.tags)
+        ),
     )
     if updated:
         Card.objects.bulk_update(updated, sorted(update_fields | set(SYNC_FIELDS)))
         replace_card_tags(ws, retagged, resolved)
-    ReviewEvent.objects.bulk_create(events)
+    insert_rows(ReviewEvent, EVENT_ATTRS, ([getattr(e, a) for a in EVENT_ATTRS] for e in events))
     if events:
         Workspace.objects.filter(pk=ws.pk).update(last_review_sequence=ws.last_review_sequence)
     tally.review_events_created += len(events)
