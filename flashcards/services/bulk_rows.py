@@ -7,23 +7,25 @@ batch — on SQLite a batch is only 999 parameters, so a card (27 columns) goes 
 and that, not the database, was most of the time of a 50,000-note import (docs/benchmarks.md §4).
 Here each value is converted by its field's ``get_db_prep_save``, exactly what ``bulk_create``
 does before binding, and the rows go to the database with ``executemany`` on SQLite (one prepared
-statement) or as multi-row ``VALUES`` elsewhere. No signals, no ``pre_save`` (so no ``auto_now``:
+statement), with ``COPY ... FROM STDIN`` on PostgreSQL for 500 rows or more, and as multi-row
+``VALUES`` otherwise. No signals, no ``pre_save`` (so no ``auto_now``:
 the models written here have none), no defaults: callers pass every column but an auto id.
 Checked against Django 5.2."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 from django.db import connections, router
 from django.db.models import Model
 
-# Rows per multi-row INSERT where the backend has no parameter limit of its own (PostgreSQL's is
-# 65,535 parameters per statement: 1,000 rows of up to 65 columns).
 ROWS_PER_STATEMENT = 1000
-POSTGRES_MAX_PARAMS = 65_535
+# Parameters per multi-row INSERT (PostgreSQL allows 65,535).
+MAX_PARAMS = 32_000
+# From this many rows on, PostgreSQL gets them through COPY.
+COPY_FROM_ROWS = 500
 
 
 def insert_rows(model: type[Model], columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
@@ -53,8 +55,21 @@ def insert_rows(model: type[Model], columns: Sequence[str], rows: Iterable[Seque
                 cursor.executemany(head + one, chunk)
                 count += len(chunk)
             return count
-        per_statement = max(1, min(ROWS_PER_STATEMENT, POSTGRES_MAX_PARAMS // len(fields)))
-        while chunk := list(islice(pending, per_statement)):
+        first = list(islice(pending, COPY_FROM_ROWS))
+        if connection.vendor == "postgresql" and len(first) == COPY_FROM_ROWS:
+            # COPY streams the rows, each value dumped by psycopg as for a query. Below the
+            # threshold (every ordinary write) a plain INSERT goes through Django's cursor
+            # wrappers like any other statement.
+            columns_sql = ", ".join(quote(field.column) for field in fields)
+            statement = f"COPY {quote(model._meta.db_table)} ({columns_sql}) FROM STDIN"
+            with cursor.cursor.copy(statement) as copy:
+                for row in chain(first, pending):
+                    copy.write_row(prepared(row))
+                    count += 1
+            return count
+        per_statement = max(1, min(ROWS_PER_STATEMENT, MAX_PARAMS // len(fields)))
+        remaining = chain(first, pending)
+        while chunk := list(islice(remaining, per_statement)):
             params = [value for row in chunk for value in prepared(row)]
             cursor.execute(head + ", ".join([one] * len(chunk)), params)
             count += len(chunk)

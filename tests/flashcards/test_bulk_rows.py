@@ -64,3 +64,19 @@ def test_auto_ids_are_left_to_the_database(workspace):
     insert_rows(ChangeLog, (*columns, "operation_id", "recorded_at"), [(*r, "o", AT) for r in rows])
     ids = list(ChangeLog.objects.filter(change_id__gte=10_000).values_list("id", flat=True))
     assert len(set(ids)) == 3
+
+
+def test_a_few_rows_are_one_plain_statement(workspace):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    card = make_card(workspace)
+    columns = tuple(f.attname for f in ReviewEvent._meta.concrete_fields)
+    rows = [
+        (uuid.uuid4(), workspace.pk, card.pk, f"f{i}", "server", 1, AT, AT, 5000 + i)
+        for i in range(5)
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        insert_rows(ReviewEvent, columns, rows)
+    assert len(queries) == 1 and "INSERT INTO" in queries[0]["sql"]
+    assert ReviewEvent.objects.filter(card=card).count() == 5
