@@ -179,8 +179,17 @@ def _ids(result, key):
     return [r[key] for r in result]
 
 
-def test_cards_default_order(rows, workspace):
+def _one_second_later(monkeypatch, created_at):
+    """The next write's clock: a second after ``created_at``, so "later" never shares its
+    millisecond with the batch however fast the writes are."""
+    import flashcards.services.content as content
+
+    monkeypatch.setattr(content, "now_ms", lambda: created_at + timedelta(seconds=1))
+
+
+def test_cards_default_order(rows, workspace, monkeypatch):
     batch = make_cards(workspace, 4)  # one service call: the same created_at
+    _one_second_later(monkeypatch, batch[0].created_at)
     later = make_card(workspace)
     result = rows("SELECT card_id, created_at FROM cards")
     assert result[0]["card_id"] == str(later.id)
@@ -191,8 +200,9 @@ def test_cards_default_order(rows, workspace):
 # "Default order: created_at DESC, deck_id DESC."
 
 
-def test_decks_default_order(rows, workspace):
+def test_decks_default_order(rows, workspace, monkeypatch):
     batch = services.create_decks(workspace, [{"name": f"d{i}"} for i in range(4)])
+    _one_second_later(monkeypatch, batch[0].created_at)
     later = make_deck(workspace)
     result = rows("SELECT deck_id FROM decks")
     assert result[0]["deck_id"] == str(later.id)
