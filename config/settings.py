@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -181,12 +182,24 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024 + 1024
 # default is a directory on disk with atomic counters (flashcards.api.cache, no setup step);
 # production sets Redis or Memcached via
 # CACHE_BACKEND / CACHE_LOCATION (docs/deployment.md).
+# Every key is prefixed per deployment (CACHE_KEY_PREFIX, default: named after the database), so
+# two installations sharing one Redis, or a fresh database beside an old cache, never share counts.
+CACHE_KEY_PREFIX = os.environ.get("CACHE_KEY_PREFIX") or "fc-" + hashlib.sha256(
+    f"{DATABASES['default']['ENGINE']}:{DATABASES['default'].get('HOST', '')}:"
+    f"{DATABASES['default'].get('PORT', '')}:{DATABASES['default']['NAME']}".encode()
+).hexdigest()[:12]
 CACHES = {
     "default": {
         "BACKEND": os.environ.get("CACHE_BACKEND", "flashcards.api.cache.LockingFileBasedCache"),
         "LOCATION": os.environ.get("CACHE_LOCATION", str(BASE_DIR / "var" / "cache")),
+        "KEY_PREFIX": CACHE_KEY_PREFIX,
     }
 }
+
+# Seconds an authenticated API key (with its user and selected workspace) is reused per process
+# without a query; changes made through the product are seen at once (flashcards.services
+# .key_cache). 0 turns the cache off.
+AUTH_CACHE_SECONDS = float(os.environ.get("AUTH_CACHE_SECONDS", "5"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
