@@ -184,10 +184,14 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024 + 1024
 # CACHE_BACKEND / CACHE_LOCATION (docs/deployment.md).
 # Every key is prefixed per deployment (CACHE_KEY_PREFIX, default: named after the database), so
 # two installations sharing one Redis, or a fresh database beside an old cache, never share counts.
-CACHE_KEY_PREFIX = os.environ.get("CACHE_KEY_PREFIX") or "fc-" + hashlib.sha256(
-    f"{DATABASES['default']['ENGINE']}:{DATABASES['default'].get('HOST', '')}:"
-    f"{DATABASES['default'].get('PORT', '')}:{DATABASES['default']['NAME']}".encode()
-).hexdigest()[:12]
+CACHE_KEY_PREFIX = (
+    os.environ.get("CACHE_KEY_PREFIX")
+    or "fc-"
+    + hashlib.sha256(
+        f"{DATABASES['default']['ENGINE']}:{DATABASES['default'].get('HOST', '')}:"
+        f"{DATABASES['default'].get('PORT', '')}:{DATABASES['default']['NAME']}".encode()
+    ).hexdigest()[:12]
+)
 CACHES = {
     "default": {
         "BACKEND": os.environ.get("CACHE_BACKEND", "flashcards.api.cache.LockingFileBasedCache"),
@@ -200,6 +204,12 @@ CACHES = {
 # without a query; changes made through the product are seen at once (flashcards.services
 # .key_cache). 0 turns the cache off.
 AUTH_CACHE_SECONDS = float(os.environ.get("AUTH_CACHE_SECONDS", "5"))
+
+# The query log is written off the request path by a background thread per process, in batches
+# (dsl.querylog_writer); QUERY_LOG_ASYNC=0 writes each row on the request path instead.
+QUERY_LOG_ASYNC = env_bool("QUERY_LOG_ASYNC", True)
+QUERY_LOG_QUEUE_SIZE = int(os.environ.get("QUERY_LOG_QUEUE_SIZE", "10000"))
+QUERY_LOG_BATCH = int(os.environ.get("QUERY_LOG_BATCH", "200"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

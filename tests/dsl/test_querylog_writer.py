@@ -1,0 +1,101 @@
+"""The query log's background writer (dsl.querylog_writer): rows leave the request path, are
+stored in batches, and none is lost — not when the queue is full, not when the database refuses a
+batch (a refused row is logged by request id), not at shutdown (flush)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from dsl import querylog_writer
+from dsl.models import QueryLog
+from dsl.querylog_writer import QueryLogWriter
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _row(request_id: str, **fields) -> QueryLog:
+    return QueryLog(
+        created_at=timezone.now(),
+        surface="rest",
+        sql="SHOW TABLES",
+        outcome="ok",
+        status_code=200,
+        request_id=request_id,
+        **fields,
+    )
+
+
+@pytest.fixture
+def async_log(settings):
+    settings.QUERY_LOG_ASYNC = True
+    writer = QueryLogWriter()
+    yield writer
+    writer.flush()
+
+
+def test_the_request_path_runs_no_query_and_every_row_arrives(async_log):
+    with CaptureQueriesContext(connection) as captured:
+        for n in range(300):
+            async_log.submit(_row(f"r{n}"))
+    assert captured.captured_queries == []
+    assert async_log.flush()
+    assert QueryLog.objects.count() == 300
+    assert set(QueryLog.objects.values_list("request_id", flat=True)) == {
+        f"r{n}" for n in range(300)
+    }
+    assert async_log.stats.written == 300 and async_log.stats.failed == 0
+
+
+def test_a_full_queue_writes_on_the_request_path_and_says_so(
+    async_log, settings, monkeypatch, caplog
+):
+    settings.QUERY_LOG_QUEUE_SIZE = 1
+    release = threading.Event()
+    bulk_create = QueryLog.objects.bulk_create
+
+    def slow_in_the_writer(rows, *args, **kwargs):
+        if threading.current_thread().name == "query-log-writer":
+            release.wait(10)
+        return bulk_create(rows, *args, **kwargs)
+
+    monkeypatch.setattr(QueryLog.objects, "bulk_create", slow_in_the_writer)
+    with caplog.at_level(logging.WARNING, logger="dsl.querylog_writer"):
+        async_log.submit(_row("first"))  # taken by the writer, which now stalls
+        for _ in range(100):  # until the writer holds it and the queue is empty again
+            if async_log._queue.empty():
+                break
+            threading.Event().wait(0.01)
+        for n in range(5):
+            async_log.submit(_row(f"more{n}"))
+    # One fits the queue, four overflow: written by their requests, never dropped.
+    assert async_log.stats.overflowed == 4
+    assert QueryLog.objects.filter(request_id__startswith="more").count() == 4
+    assert "query-log queue is full" in caplog.text
+    release.set()
+    assert async_log.flush()
+    assert QueryLog.objects.count() == 6
+
+
+def test_a_refused_batch_is_written_row_by_row_and_the_refused_row_is_logged(async_log, caplog):
+    missing_workspace = uuid.uuid4()  # a foreign key the database refuses
+    rows = [_row("good1"), _row("bad", workspace_id=missing_workspace), _row("good2")]
+    with caplog.at_level(logging.ERROR, logger="dsl.querylog_writer"):
+        querylog_writer.write_rows(rows, async_log.stats)
+    assert set(QueryLog.objects.values_list("request_id", flat=True)) == {"good1", "good2"}
+    assert async_log.stats.failed == 1 and async_log.stats.written == 2
+    assert "request bad" in caplog.text
+
+
+def test_the_synchronous_mode_writes_before_returning(settings):
+    settings.QUERY_LOG_ASYNC = False
+    writer = QueryLogWriter()
+    writer.submit(_row("now"))
+    assert QueryLog.objects.filter(request_id="now").exists()
+    assert writer._thread is None
