@@ -74,17 +74,17 @@ def _lua(auth: str, directory: Path) -> Path:
 
 
 def wrk(
-    port: int, path: str, seconds: int, auth: str, script: Path | None = None
+    port: int,
+    path: str,
+    seconds: int,
+    auth: str = "",
+    script: Path | None = None,
+    *,
+    concurrency: int = CONCURRENCY,
 ) -> dict[str, float]:
-    command = [
-        "wrk",
-        "-t2",
-        f"-c{CONCURRENCY}",
-        f"-d{seconds}s",
-        "--latency",
-        "-H",
-        f"Authorization: {auth}",
-    ]
+    command = ["wrk", f"-t{min(2, concurrency)}", f"-c{concurrency}", f"-d{seconds}s", "--latency"]
+    if auth:
+        command += ["-H", f"Authorization: {auth}"]
     if script is not None:
         command += ["-s", str(script)]
     output = subprocess.run(

@@ -1,19 +1,31 @@
 """The one ASGI application: /mcp goes to the MCP server (dsl.mcp), everything else to Django.
 
-Serve it with uvicorn (`make run`) or gunicorn with uvicorn workers; see docs/deployment.md.
-Lifespan events go to the MCP app, whose session manager must run while the server is up
-(Django itself has no lifespan handling)."""
+Serve it with ``manage.py serve`` (docs/deployment.md; ``make run`` runs uvicorn directly).
+Lifespan events go to the MCP app, whose session manager must run while the server is up, and
+flush the query log at shutdown.
+
+Django runs as a WSGI application on a fixed pool of ``SERVER_THREADS`` threads per process
+(a2wsgi's WSGIMiddleware), not through Django's ASGI handler. That handler runs every request's
+synchronous code on a thread of its own, created for the request (asgiref's ThreadSensitiveContext),
+so no database connection can outlive a request: each one opened a new connection (~1 ms on SQLite,
+which re-reads the schema; more on PostgreSQL without a pool) and hopped between threads three times.
+On a fixed pool each thread keeps its connection (``CONN_MAX_AGE``) and runs the request start to
+end (docs/benchmarks.md §4: the paged read went from ~170 to ~250 requests per second on one
+process before any other change).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import os
 
-from django.core.asgi import get_asgi_application
+from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-django_application = get_asgi_application()
+django_wsgi_application = get_wsgi_application()
 
+from a2wsgi import WSGIMiddleware  # noqa: E402
+from django.conf import settings  # noqa: E402
 from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
 
 from dsl.mcp import MCP_PATH, build_app  # noqa: E402  (needs Django set up first)
@@ -21,9 +33,12 @@ from dsl.querylog_writer import writer as query_log_writer  # noqa: E402
 from flashcards.api.body_limit import limit_api_bodies  # noqa: E402
 from flashcards.api.cors import cors_for_asgi  # noqa: E402
 
-# Django's ASGI handler receives a request's whole body before any middleware runs; this wrapper
-# stops receiving API bodies past the 256 KiB limit, so RequestIdMiddleware's 413 comes early.
-django_api_application = limit_api_bodies(django_application)
+# The API's 256 KiB body limit is applied while the body arrives (flashcards.api.body_limit), so an
+# oversized upload is never received whole, and a body sent without Content-Length reaches Django
+# with its length declared, as WSGI requires.
+django_application = limit_api_bodies(
+    WSGIMiddleware(django_wsgi_application, workers=settings.SERVER_THREADS)
+)
 
 
 def flushing_query_log_on_shutdown(receive: Receive) -> Receive:
@@ -53,7 +68,7 @@ def make_application() -> ASGIApp:
         if scope["type"] == "http" and scope["path"].rstrip("/") == MCP_PATH:
             await mcp_app(scope, receive, send)
             return
-        await django_api_application(scope, receive, send)
+        await django_application(scope, receive, send)
 
     return application
 

@@ -112,16 +112,22 @@ TEMPLATES = [
 WSGI_APPLICATION = "config.wsgi.application"
 ASGI_APPLICATION = "config.asgi.application"
 
+# Threads per server process that run Django (config.asgi): each keeps its own database
+# connection, so a PostgreSQL pool needs at least this many connections to never make one wait.
+SERVER_THREADS = int(os.environ.get("SERVER_THREADS", "8"))
+
+# Connections are kept between requests (each server thread holds its own, config.asgi) for
+# DB_CONN_MAX_AGE seconds; 0 opens one per request.
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
-        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "0")),
+        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "600")),
         conn_health_checks=True,
     )
 }
-# A connection pool for PostgreSQL (psycopg-pool, Django's "pool" option): under ASGI every request
-# runs on a thread of its own, so without one each request opens a PostgreSQL connection
-# (docs/deployment.md). DB_POOL_MAX_SIZE=0, the default, keeps one connection per request.
+# A connection pool for PostgreSQL (psycopg-pool, Django's "pool" option), shared by a process's
+# threads (the server's, the query-log writer, MCP tools) instead of one persistent connection per
+# thread (docs/deployment.md). DB_POOL_MAX_SIZE=0, the default, turns it off.
 DB_POOL_MAX_SIZE = int(os.environ.get("DB_POOL_MAX_SIZE", "0"))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL_MAX_SIZE > 0:
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
@@ -133,7 +139,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django requires it with a pool
 
 # SQLite reads the database file through a memory map of up to this many bytes (0 turns it off):
-# each connection — one per request under uvicorn — reads pages straight from the operating
+# each connection reads pages straight from the operating
 # system's cache instead of copying them into its own 2 MB page cache with a system call each.
 # MATCH at 100k cards: 3.3 -> 1.3 ms (docs/benchmarks.md). SQLite's own build caps it at ~2 GB.
 SQLITE_MMAP_SIZE = int(os.environ.get("SQLITE_MMAP_SIZE", str(2**31 - 2**16)))
@@ -149,7 +155,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             f"PRAGMA mmap_size={SQLITE_MMAP_SIZE};"
         ),
     }
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SQLITE_TEST_NAME") or None}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -210,6 +215,7 @@ AUTH_CACHE_SECONDS = float(os.environ.get("AUTH_CACHE_SECONDS", "5"))
 QUERY_LOG_ASYNC = env_bool("QUERY_LOG_ASYNC", True)
 QUERY_LOG_QUEUE_SIZE = int(os.environ.get("QUERY_LOG_QUEUE_SIZE", "10000"))
 QUERY_LOG_BATCH = int(os.environ.get("QUERY_LOG_BATCH", "200"))
+QUERY_LOG_FLUSH_SECONDS = float(os.environ.get("QUERY_LOG_FLUSH_SECONDS", "0.1"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -2,17 +2,18 @@
 thread per process (docs/deployment.md, "The query log").
 
 - A request puts its row on a bounded in-process queue (``QUERY_LOG_QUEUE_SIZE``, default 10,000)
-  and goes on; the writer takes what is queued, up to ``QUERY_LOG_BATCH`` rows (default 200), and
-  stores it with one ``bulk_create``. It never waits for a batch to fill: on a quiet server a row
-  is stored a moment after its response, on a busy one batches form while the last one is written.
+  and goes on; the writer stores what arrives within ``QUERY_LOG_FLUSH_SECONDS`` (default 0.1) of
+  a first row, up to ``QUERY_LOG_BATCH`` rows (default 200), with one ``bulk_create``: a row is in
+  the table a tenth of a second after its response, and a busy server pays one transaction per
+  batch instead of one per request.
 - Nothing is dropped silently. A full queue means the database is not keeping up: the request then
   writes its own row, as before this writer existed, and the overflow is counted and logged. A
   batch the database refuses is retried row by row; a row that still cannot be stored is counted
   and logged with its request id.
 - The queue is flushed when the server shuts down (the ASGI lifespan's shutdown, config.asgi, and an
   ``atexit`` hook for other exits). What a crash (SIGKILL, power loss) can lose is what was queued
-  and not yet written — the rows of the requests answered while the last batch was being stored,
-  never more than the queue holds.
+  and not yet written: about ``QUERY_LOG_FLUSH_SECONDS`` of requests, never more than the queue
+  holds.
 - ``QUERY_LOG_ASYNC=0`` writes every row on the request path (the test suite does: its tests run in
   transactions a second connection cannot see).
 """
@@ -33,6 +34,8 @@ from django.db import connection
 from dsl.models import QueryLog
 
 logger = logging.getLogger(__name__)
+
+IDLE_SECONDS = 5.0
 
 
 def _setting(name: str, default: float) -> float:
@@ -139,13 +142,22 @@ class QueryLogWriter:
         assert rows is not None
         batch_size = max(1, int(_setting("QUERY_LOG_BATCH", 200)))
         while True:
-            # No waiting for a batch to fill: the writer takes what is queued, so a quiet server
-            # stores each row a moment after its request, and a busy one in batches that form
-            # while the previous batch is written.
-            batch = [rows.get()]
+            try:
+                first = rows.get(timeout=IDLE_SECONDS)
+            except queue.Empty:
+                # Idle: hand the connection back (to the pool on PostgreSQL) until the next row.
+                connection.close()
+                first = rows.get()
+            batch = [first]
+            # Rows that arrive within the window join the batch: one transaction for many rows
+            # instead of one each, which on a busy server is most of the writer's cost.
+            deadline = time.monotonic() + _setting("QUERY_LOG_FLUSH_SECONDS", 0.1)
             while len(batch) < batch_size:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
                 try:
-                    batch.append(rows.get_nowait())
+                    batch.append(rows.get(timeout=remaining))
                 except queue.Empty:
                     break
             try:
@@ -153,9 +165,6 @@ class QueryLogWriter:
             finally:
                 for _ in batch:
                     rows.task_done()
-                if rows.empty():
-                    # Idle: hand the connection back (to the pool on PostgreSQL) until the next row.
-                    connection.close()
 
 
 writer = QueryLogWriter()

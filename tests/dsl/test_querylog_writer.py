@@ -57,6 +57,7 @@ def test_a_full_queue_writes_on_the_request_path_and_says_so(
     async_log, settings, monkeypatch, caplog
 ):
     settings.QUERY_LOG_QUEUE_SIZE = 1
+    settings.QUERY_LOG_FLUSH_SECONDS = 0  # the writer takes one row, then stalls on it
     release = threading.Event()
     bulk_create = QueryLog.objects.bulk_create
 
