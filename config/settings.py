@@ -209,6 +209,8 @@ CACHES = {
 # without a query; changes made through the product are seen at once (flashcards.services
 # .key_cache). 0 turns the cache off.
 AUTH_CACHE_SECONDS = float(os.environ.get("AUTH_CACHE_SECONDS", "5"))
+# How often each process reads the shared generation that announces such changes.
+AUTH_GENERATION_CHECK_SECONDS = float(os.environ.get("AUTH_GENERATION_CHECK_SECONDS", "0.25"))
 
 # The query log is written off the request path by a background thread per process, in batches
 # (dsl.querylog_writer); QUERY_LOG_ASYNC=0 writes each row on the request path instead.

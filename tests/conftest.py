@@ -13,9 +13,11 @@ from tests.factories import UserFactory
 def _fresh_process_caches():
     """Per-process caches outlive a test's rolled-back database: start each test without them."""
     key_cache.keys.clear()
+    key_cache.forget_generation()
     throttling.reset_local_allowances()
     yield
     key_cache.keys.clear()
+    key_cache.forget_generation()
     throttling.reset_local_allowances()
 
 

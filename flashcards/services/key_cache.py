@@ -8,9 +8,9 @@ Staleness is bounded twice:
 - Every change this product makes to what the cache holds — a key created, revoked or re-selected,
   a user saved, a membership added or removed, a workspace renamed, deleted or given new scheduler
   settings — clears this process's entries at once and, when its transaction commits, bumps one
-  *generation* counter in Django's shared cache. Each lookup reads that counter (one cache read,
-  microseconds) and ignores entries stored under an older one, so other processes see the change
-  on their next request.
+  *generation* counter in Django's shared cache. Lookups read that counter (one cache read, at
+  most every ``AUTH_GENERATION_CHECK_SECONDS``, default 0.25, per process) and ignore entries
+  stored under an older one, so other processes see the change within a quarter of a second.
 - Changes made behind the product's back (raw SQL, `QuerySet.update` elsewhere) or while the shared
   cache is unreachable are seen after at most ``AUTH_CACHE_SECONDS``.
 
@@ -46,13 +46,34 @@ def ttl_seconds() -> float:
     return float(getattr(settings, "AUTH_CACHE_SECONDS", 5) or 0)
 
 
+def generation_check_seconds() -> float:
+    return float(getattr(settings, "AUTH_GENERATION_CHECK_SECONDS", 0.25) or 0)
+
+
+_memo: tuple[object, float] | None = None
+
+
 def current_generation() -> object:
-    """The shared generation (0 when never bumped), or a sentinel when the cache cannot be read."""
+    """The shared generation (0 when never bumped), or a sentinel when the cache cannot be read.
+    Read from the shared cache at most every ``AUTH_GENERATION_CHECK_SECONDS`` (default 0.25) per
+    process: a change made in another process is seen here within that time."""
+    global _memo
+    now = time.monotonic()
+    memo = _memo
+    if memo is not None and now < memo[1]:
+        return memo[0]
     try:
-        return cache.get(GENERATION_KEY) or 0
+        generation = cache.get(GENERATION_KEY) or 0
     except Exception:
         logger.warning("Auth cache generation unreadable; loading the key from the database")
         return _UNREADABLE
+    _memo = (generation, now + generation_check_seconds())
+    return generation
+
+
+def forget_generation() -> None:
+    global _memo
+    _memo = None
 
 
 class _KeyCache:
@@ -106,6 +127,7 @@ def _bump_generation() -> None:
         )
     # Again after the commit: a request of this process that read the old rows between the first
     # clear and the commit must not keep them.
+    forget_generation()
     keys.clear()
 
 

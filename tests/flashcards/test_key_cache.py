@@ -4,6 +4,8 @@ through the shared generation; changes behind its back within AUTH_CACHE_SECONDS
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.core.cache import cache
 from django.db import connection
@@ -74,7 +76,7 @@ def test_a_deactivated_user_is_refused_at_the_next_request(api_key, user):
         services.authenticate_api_key(api_key.plaintext)
 
 
-def test_another_process_change_is_seen_through_the_shared_generation(api_key):
+def test_another_process_change_is_seen_through_the_shared_generation(api_key, monkeypatch):
     """Another process revoked the key and bumped the generation: this process's entry, stored
     under the old generation, is not used again."""
     services.authenticate_api_key(api_key.plaintext)
@@ -82,7 +84,10 @@ def test_another_process_change_is_seen_through_the_shared_generation(api_key):
     # Behind the cache's back and without a bump: still served from the cache...
     assert services.authenticate_api_key(api_key.plaintext).pk == api_key.pk
     cache.set(key_cache.GENERATION_KEY, (cache.get(key_cache.GENERATION_KEY) or 0) + 1)
-    # ...until the generation moves, as the other process's commit does.
+    # ...until the generation moves, as the other process's commit does, and this process next
+    # reads it (at most AUTH_GENERATION_CHECK_SECONDS later).
+    clock = [time.monotonic() + key_cache.generation_check_seconds() + 0.01]
+    monkeypatch.setattr(key_cache.time, "monotonic", lambda: clock[0])
     with pytest.raises(InvalidApiKey, match="revoked"):
         services.authenticate_api_key(api_key.plaintext)
 
@@ -106,6 +111,7 @@ def test_an_unreadable_shared_cache_turns_the_cache_off(api_key, monkeypatch):
         raise ConnectionError("cache down")
 
     monkeypatch.setattr(key_cache.cache, "get", broken)
+    key_cache.forget_generation()  # as once the last reading is AUTH_GENERATION_CHECK_SECONDS old
     ApiKey.objects.filter(pk=api_key.pk).update(revoked_at=api_key.created_at)
     with pytest.raises(InvalidApiKey, match="revoked"):
         services.authenticate_api_key(api_key.plaintext)
@@ -135,3 +141,19 @@ def test_refreshing_last_used_does_not_invalidate(api_key):
     before = cache.get(key_cache.GENERATION_KEY) or 0
     ApiKey.objects.get(pk=api_key.pk).save(update_fields=["last_used_at"])
     assert (cache.get(key_cache.GENERATION_KEY) or 0) == before
+
+
+def test_the_shared_generation_is_read_at_most_every_quarter_second(api_key, monkeypatch):
+    clock = [5000.0]
+    monkeypatch.setattr(key_cache.time, "monotonic", lambda: clock[0])
+    reads = []
+    real_get = key_cache.cache.get
+    monkeypatch.setattr(
+        key_cache.cache, "get", lambda *a, **k: reads.append(a) or real_get(*a, **k)
+    )
+    for _ in range(10):
+        services.authenticate_api_key(api_key.plaintext)
+    assert len(reads) == 1
+    clock[0] += key_cache.generation_check_seconds()
+    services.authenticate_api_key(api_key.plaintext)
+    assert len(reads) == 2
