@@ -26,9 +26,9 @@ chunks (one `cache.incr(key, n)` hands it slots total-n+1 … total) and spends 
 requests cost a dictionary lookup under a lock. A request is judged by its own slot number exactly
 as above (`previous * (1 - elapsed) + slot <= limit`); slot numbers are unique across processes, so
 the limit holds across every process as before. The chunk shrinks as the estimate nears the limit
-(an eighth of the headroom, at most 16, at least 1): far below the limit a chunk saves up to 15
+(an eighth of the headroom, at most 32, at least 1): far below the limit a chunk saves up to 31
 round trips, near it every request takes its own slot, so refusals stay exact. The price is that
-a process's unspent slots count as spent: at most 15 per process and minute, and only while the
+a process's unspent slots count as spent: at most 31 per process and minute, and only while the
 key is far from its limit. The previous window's count is read once per window and process.
 """
 
@@ -51,7 +51,7 @@ logger = logging.getLogger(__name__)
 
 WINDOW_SECONDS = 60
 AGENT_PATH_PREFIX = "/v1/agent/"
-MAX_CHUNK = 16
+MAX_CHUNK = 32
 HEADROOM_SHARE = 8
 
 

@@ -59,14 +59,14 @@ def test_a_full_queue_writes_on_the_request_path_and_says_so(
     settings.QUERY_LOG_QUEUE_SIZE = 1
     settings.QUERY_LOG_FLUSH_SECONDS = 0  # the writer takes one row, then stalls on it
     release = threading.Event()
-    bulk_create = QueryLog.objects.bulk_create
+    insert_many = querylog_writer._insert_many
 
-    def slow_in_the_writer(rows, *args, **kwargs):
+    def slow_in_the_writer(rows):
         if threading.current_thread().name == "query-log-writer":
             release.wait(10)
-        return bulk_create(rows, *args, **kwargs)
+        return insert_many(rows)
 
-    monkeypatch.setattr(QueryLog.objects, "bulk_create", slow_in_the_writer)
+    monkeypatch.setattr(querylog_writer, "_insert_many", slow_in_the_writer)
     with caplog.at_level(logging.WARNING, logger="dsl.querylog_writer"):
         async_log.submit(_row("first"))  # taken by the writer, which now stalls
         for _ in range(100):  # until the writer holds it and the queue is empty again
@@ -100,3 +100,30 @@ def test_the_synchronous_mode_writes_before_returning(settings):
     writer.submit(_row("now"))
     assert QueryLog.objects.filter(request_id="now").exists()
     assert writer._thread is None
+
+
+def test_the_batch_insert_stores_what_the_orm_stores(async_log, api_key, workspace, user):
+    """Every field of a row written by the batch insert reads back as the ORM's own create."""
+    fields = {
+        "api_key_id": api_key.pk,
+        "user_id": user.pk,
+        "workspace_id": workspace.pk,
+        "statement_types": "select,update",
+        "resources": "cards",
+        "reason": "too_long",
+        "error_message": "Ünïcode ✓",
+        "rows_returned": 7,
+        "rows_affected": 2,
+        "duration_ms": 1.25,
+        "result_size": 1234,
+        "dry_run": True,
+    }
+    querylog_writer.write_rows([_row("batched", **fields)])
+    orm_row = _row("orm", **fields)
+    orm_row.save()
+    batched, orm = (
+        QueryLog.objects.filter(request_id=name).values().get() for name in ("batched", "orm")
+    )
+    for row in (batched, orm):
+        del row["id"], row["request_id"], row["created_at"]
+    assert batched == orm

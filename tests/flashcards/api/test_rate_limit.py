@@ -208,7 +208,7 @@ def test_most_requests_far_below_the_limit_touch_no_shared_cache(monkeypatch):
     start = 100 * WINDOW_SECONDS
     for n in range(40):
         assert consume("key:CHUNKS00", now=start + n * 0.1) is None
-    # Slots are reserved in chunks (at most 16, an eighth of the headroom): far fewer than 40
+    # Slots are reserved in chunks (an eighth of the headroom, at most 32): far fewer than 40
     # round trips of get + add + incr each.
     assert counter.calls <= 3 * 6
 
