@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.db import models
 
 from flashcards.models import ApiKey
@@ -21,6 +23,16 @@ class Connection(models.Model):
 
     class Meta:
         verbose_name = "OAuth connection"
+
+    @property
+    def client_name(self) -> str:
+        return self.application.name or self.application.client_id
+
+    @property
+    def redirect_host(self) -> str:
+        """Where the client receives its answers, as the consent page showed it."""
+        uris = self.application.redirect_uris.split()
+        return urlsplit(uris[0]).netloc if uris else ""
 
     def __str__(self) -> str:
         return f"{self.application.name or self.application.client_id} → {self.api_key.label}"
