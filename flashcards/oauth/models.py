@@ -24,6 +24,9 @@ class Connection(models.Model):
     class Meta:
         verbose_name = "OAuth connection"
 
+    def __str__(self) -> str:
+        return f"{self.client_name} → {self.api_key.label}"
+
     @property
     def client_name(self) -> str:
         return self.application.name or self.application.client_id
@@ -33,6 +36,3 @@ class Connection(models.Model):
         """Where the client receives its answers, as the consent page showed it."""
         uris = self.application.redirect_uris.split()
         return urlsplit(uris[0]).netloc if uris else ""
-
-    def __str__(self) -> str:
-        return f"{self.application.name or self.application.client_id} → {self.api_key.label}"
