@@ -2,8 +2,9 @@
 host it will send the answer to), picks the workspace it may use and a label, and approves or
 denies. django-oauth-toolkit's AuthorizationView does the OAuth part (validating the request,
 PKCE, the redirect with `code`, `state` and `iss`, or with `error=access_denied`); this view adds
-the workspace, refuses a `resource` other than this server's /mcp (RFC 8707 `invalid_target`) and
-binds every grant to /mcp when the client names none."""
+the workspace, refuses a PKCE method other than S256 and a `resource` other than this server's /mcp
+(RFC 8707 `invalid_target`) before asking, and binds every grant to /mcp when the client names
+none."""
 
 from __future__ import annotations
 
@@ -48,14 +49,21 @@ def _workspaces(user: AbstractBaseUser) -> list[Workspace]:
     return list(member_workspaces(user).order_by("created_at", "id"))
 
 
-def _invalid_target(resource: str, credentials: dict[str, Any]) -> OAuthToolkitError:
+def _refusal(error: str, description: str, credentials: dict[str, Any]) -> OAuthToolkitError:
+    """An error the library redirects back to the (already validated) redirect URI."""
     return OAuthToolkitError(
         error=CustomOAuth2Error(
-            error="invalid_target",
-            description=f"This server issues tokens only for its MCP endpoint, not {resource!r}.",
-            state=credentials.get("state"),
+            error=error, description=description, state=credentials.get("state")
         ),
         redirect_uri=credentials.get("redirect_uri"),
+    )
+
+
+def _invalid_target(resource: str, credentials: dict[str, Any]) -> OAuthToolkitError:
+    return _refusal(
+        "invalid_target",
+        f"This server issues tokens only for its MCP endpoint, not {resource!r}.",
+        credentials,
     )
 
 
@@ -65,6 +73,13 @@ class ConsentView(AuthorizationView):
 
     def validate_authorization_request(self, request: HttpRequest) -> Any:
         scopes, credentials = super().validate_authorization_request(request)
+        # The library refuses "plain" only once the user has approved; say so before asking.
+        if credentials.get("code_challenge_method") != "S256" or not credentials.get(
+            "code_challenge"
+        ):
+            raise _refusal(
+                "invalid_request", "PKCE with code_challenge_method=S256 is required.", credentials
+            )
         for resource in request.GET.getlist("resource"):
             if not is_this_resource(request, resource):
                 raise _invalid_target(resource, credentials)
