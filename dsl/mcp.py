@@ -33,6 +33,7 @@ from rest_framework.exceptions import Throttled
 from rest_framework.response import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from dsl.mcp_resources import add_prompts, add_resources
 from dsl.querylog import log_failure
 from dsl.reference import schema_summary
 from dsl.resources import get_resource
@@ -81,7 +82,8 @@ SERVER_INSTRUCTIONS = (
     "front_text is the prompt only, back_text the answer. A write statement affects at most 100 "
     "rows. Record reviews with submit_review; scheduler settings and progress resets are REST "
     "commands (see docs.discoveryUrl). Every result is an envelope: read ok, data, "
-    "instructions and error, and follow instructions."
+    "instructions and error, and follow instructions. The resources flashcards://grammar and "
+    "flashcards://tables/<name> hold the whole dialect and each table's DESCRIBE."
 )
 
 
@@ -603,6 +605,8 @@ def build_server() -> MCPServer:
             open_world_hint=False,
         ),
     )
+    add_resources(server)
+    add_prompts(server)
     return server
 
 
