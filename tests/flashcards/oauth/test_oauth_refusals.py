@@ -184,3 +184,21 @@ def test_a_registration_token_is_no_mcp_token(registered):
     refused = mcp_status(connector.mcp_url, response.json()["registration_access_token"])
     assert refused.status_code in (401, 403)
     assert refused.json()["ok"] is False
+
+
+def test_the_consent_page_asks_a_signed_out_user_to_sign_in_first(registered):
+    connector, _browser = registered
+    url = connector.authorize_url()
+    response = httpx2.get(url)
+    assert response.status_code == 302
+    location = response.headers["location"]
+    assert location.startswith("/api-auth/login/?next=/o/authorize/")
+
+
+def test_the_client_name_is_shown_as_text(live_server_url, user):  # noqa: F811
+    connector = Connector(live_server_url, name="<script>alert(1)</script>")
+    connector.discover()
+    assert connector.register().status_code == 201
+    page = sign_in(live_server_url, user.username).get(connector.authorize_url())
+    assert "<script>alert(1)</script>" not in page.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
