@@ -268,6 +268,10 @@ OAUTH2_PROVIDER = {
     "OAUTH2_PROTECTED_RESOURCE_NAME": "flashcards-sql MCP server",
 }
 
+# W008 says plain-http redirect URIs are allowed: they are, for native clients' loopback callbacks
+# only (RFC 8252); flashcards.oauth.registration refuses every other http redirect URI.
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
+
 SERVICE_NAME = "flashcards-sql"
 SERVICE_VERSION = "0.1.0"
 
