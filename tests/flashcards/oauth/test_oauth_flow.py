@@ -22,6 +22,7 @@ from tests.flashcards.api.conftest import live_server_url  # noqa: F401  (fixtur
 from tests.flashcards.oauth.connector import (
     PASSWORD,
     Connector,
+    connect,
     consent,
     redirect_params,
     sign_in,
@@ -255,3 +256,22 @@ def test_every_401_from_mcp_names_the_resource_metadata(live_server_url, learner
             challenge,
         ), challenge
         assert response.json()["ok"] is False
+
+
+def test_a_connection_has_an_api_keys_rate_limit(live_server_url, learner, settings):  # noqa: F811
+    from django.core.cache import cache
+
+    user, _personal, _spanish = learner
+    tokens = connect(Connector(live_server_url), sign_in(live_server_url, user.username))
+    settings.AGENT_RATE_LIMIT = 2
+    cache.clear()
+    try:
+        _tools, bodies = mcp_calls(
+            f"{live_server_url}/mcp",
+            tokens["access_token"],
+            *[("list_workspaces", {})] * 3,
+        )
+    finally:
+        cache.clear()
+    assert [b["ok"] for b in bodies] == [True, True, False]
+    assert bodies[2]["error"]["code"] == "RATE_LIMITED"
