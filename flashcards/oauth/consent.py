@@ -32,7 +32,10 @@ class ConsentForm(AllowForm):
         "of your workspaces later."
     )
     label = forms.CharField(
-        max_length=120, label="Label", help_text="How this connection is listed on your key page."
+        max_length=120,
+        required=False,  # empty: the client's name
+        label="Label",
+        help_text="How this connection is listed on your key page.",
     )
 
     def __init__(self, *args: Any, workspaces: list[Workspace], **kwargs: Any) -> None:
