@@ -72,7 +72,9 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "corsheaders",
+    "oauth2_provider",
     "flashcards",
+    "flashcards.oauth",
     "dsl",
 ]
 
@@ -248,6 +250,58 @@ AGENT_RATE_LIMIT = int(os.environ.get("AGENT_RATE_LIMIT", "120"))
 
 # The dialect's limits (dsl.md §8); any key may be overridden here or via FLASHCARDS_DSL_* env.
 FLASHCARDS_DSL: dict[str, object] = {}
+
+# The MCP authorization flow (docs/mcp.md "Connectors"): this server is the OAuth 2.1 authorization
+# server (django-oauth-toolkit, endpoints under /o/, metadata at the root /.well-known/ forms) and
+# the resource server of /mcp. See flashcards.oauth.
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"  # named by our migration
+OAUTH_MAX_REGISTRATIONS = int(os.environ.get("OAUTH_MAX_REGISTRATIONS", "500"))
+OAUTH2_PROVIDER = {
+    "SCOPES": {"mcp": "Use the flashcards tools over MCP as you, in your workspaces"},
+    "DEFAULT_SCOPES": ["mcp"],
+    "OAUTH2_VALIDATOR_CLASS": "flashcards.oauth.validators.ConnectionValidator",
+    "ACCESS_TOKEN_EXPIRE_SECONDS": int(os.environ.get("OAUTH_ACCESS_TOKEN_SECONDS", "3600")),
+    "REFRESH_TOKEN_EXPIRE_SECONDS": int(
+        os.environ.get("OAUTH_REFRESH_TOKEN_SECONDS", str(30 * 24 * 3600))
+    ),
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ROTATE_REFRESH_TOKEN": True,
+    # A refresh token used twice revokes its whole family (RFC 9700 §4.14.2).
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "PKCE_REQUIRED": True,
+    # RFC 9700 gates, all on: S256 only, no implicit or password grant, tokens only in the
+    # Authorization header, `iss` on the authorization response, tokens stored hashed.
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
+    # http stays allowed for native clients' loopback redirects (RFC 8252); registration refuses
+    # any other http redirect URI (flashcards.oauth.registration), so this check only warns.
+    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_SCHEME": False,
+    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_MATCHING": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
+    # Loopback redirect URIs match on any port (RFC 8252 §7.3), `localhost` included.
+    "ALLOW_LOCALHOST_LOOPBACK": True,
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"],
+    "REQUEST_APPROVAL_PROMPT": "force",
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": [
+        "none",
+        "client_secret_post",
+        "client_secret_basic",
+    ],
+    "OAUTH2_PROTECTED_RESOURCE_NAME": "flashcards-sql MCP server",
+}
+
+# W008 says plain-http redirect URIs are allowed: they are, for native clients' loopback callbacks
+# only (RFC 8252); flashcards.oauth.registration refuses every other http redirect URI.
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
 
 SERVICE_NAME = "flashcards-sql"
 SERVICE_VERSION = "0.1.0"

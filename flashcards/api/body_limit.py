@@ -36,7 +36,7 @@ def limit_api_bodies(app: ASGIApp, limit: int = MAX_BODY_BYTES) -> ASGIApp:
             return
         headers = [(n, v) for n, v in scope.get("headers") or () if n != UNDECLARED_HEADER]
         scope = {**scope, "headers": headers}
-        declared = _declared_length(scope)
+        declared = declared_length(scope)
         if declared is not None and declared <= limit:
             await app(scope, receive, send)
             return
@@ -116,7 +116,7 @@ class _CappedBody:
                 return message
 
 
-def _declared_length(scope: Scope) -> int | None:
+def declared_length(scope: Scope) -> int | None:
     """The Content-Length as Django's ASGIRequest and then RequestIdMiddleware read it: repeated
     headers joined with ","; absent, empty, not a number or negative is None (no usable length)."""
     values = [
