@@ -38,7 +38,7 @@ import logging
 import math
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -75,13 +75,12 @@ def principal_key(request: Any) -> str | None:
 
 @dataclass
 class _Allowance:
-    """One principal's slots of one window in this process: ``next_slot`` up to ``end_slot``
-    (exclusive) are reserved and unspent; ``previous`` is the previous window's shared count."""
+    """One principal's slots of one window in this process: ``ranges`` are reserved, unspent
+    slots as [next, end) pairs, lowest first; ``previous`` is the previous window's shared count."""
 
     window: int
     previous: int | None = None
-    next_slot: int = 0
-    end_slot: int = 0
+    ranges: list[list[int]] = field(default_factory=list)
     last_total: int = 0
 
 
@@ -109,9 +108,12 @@ def _take_local(principal: str, window: int) -> tuple[int, int] | _Allowance:
             if len(_allowances) >= MAX_PRINCIPALS:
                 _allowances.clear()
             allowance = _allowances[principal] = _Allowance(window)
-        if allowance.next_slot < allowance.end_slot and allowance.previous is not None:
-            slot = allowance.next_slot
-            allowance.next_slot += 1
+        if allowance.ranges and allowance.previous is not None:
+            spare = allowance.ranges[0]
+            slot = spare[0]
+            spare[0] += 1
+            if spare[0] >= spare[1]:
+                allowance.ranges.pop(0)
             return slot, allowance.previous
         return allowance
 
@@ -141,9 +143,11 @@ def _reserve(
         if allowance.window == window:
             allowance.previous = previous
             allowance.last_total = max(allowance.last_total, total)
-            # Slots still unspent from an earlier chunk (another thread refilled meanwhile) are
-            # left to lapse: they already count as spent.
-            allowance.next_slot, allowance.end_slot = first + 1, total + 1
+            # Kept beside any slots another thread of this process reserved meanwhile: every
+            # reserved slot is spent by some request, so none of the budget lapses unused.
+            if chunk > 1:
+                allowance.ranges.append([first + 1, total + 1])
+                allowance.ranges.sort()
     return first, previous
 
 

@@ -252,3 +252,27 @@ def test_the_budget_is_named_after_the_keys_public_id(api_key):
         user = None
 
     assert principal_key(Request()) == f"key:{api_key.key_id}"
+
+
+@override_settings(AGENT_RATE_LIMIT=30)
+def test_concurrent_threads_of_one_process_lose_none_of_the_budget():
+    """Threads refilling at the same moment keep each other's slots: every slot of the budget
+    is spent by some request, so exactly the limit passes."""
+    import threading
+
+    start = 400 * WINDOW_SECONDS
+    results = []
+    lock = threading.Lock()
+
+    def burst():
+        for n in range(10):
+            allowed = consume("key:THREADS0", now=start + n * 0.01) is None
+            with lock:
+                results.append(allowed)
+
+    threads = [threading.Thread(target=burst) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results.count(True) == 30
