@@ -307,17 +307,38 @@ def _is_tag(term: v.Term) -> bool:
     return isinstance(term, Column) and term.virtual
 
 
+class GradeOf(Case):
+    """``review_grade``: the grade name of a rating (a CASE over the rating column). It depends on
+    the rating alone, so it groups by the rating: ``GROUP BY review_grade`` is
+    ``GROUP BY rating`` in SQL, which an index on (workspace, rating) answers, and the CASE is
+    computed for the four result rows instead of for every review (Django would otherwise group
+    by the CASE itself, evaluated per row)."""
+
+    def __init__(self, rating: Expression | F) -> None:
+        super().__init__(
+            *(
+                When(Q(Exact(rating, index)), then=Value(grade, output_field=_CHAR))
+                for index, grade in enumerate(REVIEW_GRADES)
+            ),
+            output_field=_CHAR,
+        )
+        self.rating = rating
+
+    def get_group_by_cols(self) -> list[Any]:
+        # Resolved, the first WHEN's condition is a WhereNode holding ``rating = 0``.
+        condition = self.cases[0].condition
+        lookup = getattr(condition, "children", [None])[0]
+        rating = getattr(lookup, "lhs", None)
+        if rating is None or not hasattr(rating, "get_group_by_cols"):
+            return super().get_group_by_cols()
+        return rating.get_group_by_cols()
+
+
 @functools.lru_cache(maxsize=8)
 def _review_grade(rating: Expression | F) -> Case:
     """The grade of a rating, built once per rating expression: Django copies an expression
     before it resolves it, so one Case serves every query."""
-    return Case(
-        *(
-            When(Q(Exact(rating, index)), then=Value(grade, output_field=_CHAR))
-            for index, grade in enumerate(REVIEW_GRADES)
-        ),
-        output_field=_CHAR,
-    )
+    return GradeOf(rating)
 
 
 def column_expression(scope: _Scope, column: Column) -> Expression | F:
@@ -618,7 +639,9 @@ def _order_terms(term: v.Term, expression: Any, key: v.OrderKey) -> list[Any]:
         descending=key.descending,
         nulls_first=key.nulls_first,
         nullable=_nullable(term),
-        is_string=output_type(term) == STRING,
+        # Grade names are lower-case ASCII: their case-insensitive order is their plain order, so
+        # ordering needs no case-folding expression (which would also be grouped by).
+        is_string=output_type(term) == STRING and not _is_review_grade(term),
     )
 
 
@@ -724,9 +747,14 @@ def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> Co
         term: f"a{i}"
         for i, term in enumerate(dict.fromkeys(t for t in used if isinstance(t, v.Aggregate)))
     }
+    # A review_grade key groups by the rating and is named after the aggregation (GradeOf).
+    grades = {term: f"{name}_grade" for term, name in keys.items() if _is_review_grade(term)}
     if keys:
         queryset = queryset.values(
-            **{name: term_expression(scope, term) for term, name in keys.items()}
+            **{
+                name: scope.path("rating") if term in grades else term_expression(scope, term)
+                for term, name in keys.items()
+            }
         )
     else:
         queryset = queryset.values(one=Value(1, output_field=_INTEGER))
@@ -738,8 +766,12 @@ def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> Co
         # selected (DISTINCT-only queries need the grouping all the same).
         annotations["rows"] = Count("*")
     queryset = queryset.annotate(**annotations)
+    if grades:
+        queryset = queryset.annotate(**{grades[term]: GradeOf(F(keys[term])) for term in grades})
 
     def resolve(term: v.Term) -> Any:
+        if term in grades:
+            return F(grades[term])
         if term in keys:
             return F(keys[term])
         if term in aggregates:
@@ -761,7 +793,7 @@ def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> Co
         order_by += [v.OrderKey(t) for t in completion if all(k.term != t for k in order_by)]
         for key in order_by:
             ordering += _order_terms(key.term, resolve(key.term), key)
-    selected = [keys.get(term) or aggregates[term] for term in selected_terms]
+    selected = [grades.get(term) or keys.get(term) or aggregates[term] for term in selected_terms]
     columns = tuple(OutputColumn(item.name, output_type(item.term)) for item in plan.items)
     return CompiledSelect(queryset.order_by(*ordering).values_list(*selected), columns)
 

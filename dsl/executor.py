@@ -674,7 +674,8 @@ def execute_batch(
     inline_timeout = not has_write and not several and backends.inline_timeout_possible(db)
     runner = _Runner(workspace, now_ms(), deadline, inline_timeout=inline_timeout, db=db)
     needs_transaction = has_write or (backends.read_transaction_needed() and not inline_timeout)
-    with transaction.atomic() if needs_transaction else nullcontext():
+    # All or nothing: the write services called inside need no savepoints of their own.
+    with services.all_or_nothing() if needs_transaction else nullcontext():
         results: list[StatementResult] = []
         for parsed, plan in zip(batch.statements, plans, strict=True):
             if several:

@@ -11,8 +11,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
-
 from flashcards.models import EFFORT_LEVELS, Card, Deck, Tag, Workspace
 from flashcards.services.common import (
     DomainError,
@@ -23,6 +21,7 @@ from flashcards.services.common import (
     lock_workspace,
     now_ms,
     record_changes,
+    write_service,
 )
 from flashcards.services.tags import (
     canonical_spelling,
@@ -307,7 +306,7 @@ def _delete(
     return objects
 
 
-@transaction.atomic
+@write_service
 def create_cards(
     workspace: Workspace, rows: Sequence[Mapping[str, Any]], *, context: WriteContext | None = None
 ) -> list[Card]:
@@ -315,7 +314,7 @@ def create_cards(
     return _create(CARDS, workspace, rows, context)
 
 
-@transaction.atomic
+@write_service
 def update_cards(
     workspace: Workspace,
     card_ids: Sequence[object],
@@ -328,7 +327,7 @@ def update_cards(
     return _update(CARDS, workspace, card_ids, changes, context)
 
 
-@transaction.atomic
+@write_service
 def delete_cards(
     workspace: Workspace, card_ids: Sequence[object], *, context: WriteContext | None = None
 ) -> list[Card]:
@@ -336,14 +335,14 @@ def delete_cards(
     return _delete(CARDS, workspace, card_ids, context)
 
 
-@transaction.atomic
+@write_service
 def create_decks(
     workspace: Workspace, rows: Sequence[Mapping[str, Any]], *, context: WriteContext | None = None
 ) -> list[Deck]:
     return _create(DECKS, workspace, rows, context)
 
 
-@transaction.atomic
+@write_service
 def update_decks(
     workspace: Workspace,
     deck_ids: Sequence[object],
@@ -354,7 +353,7 @@ def update_decks(
     return _update(DECKS, workspace, deck_ids, changes, context)
 
 
-@transaction.atomic
+@write_service
 def delete_decks(
     workspace: Workspace, deck_ids: Sequence[object], *, context: WriteContext | None = None
 ) -> list[Deck]:
