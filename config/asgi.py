@@ -36,8 +36,37 @@ from flashcards.api.cors import cors_for_asgi  # noqa: E402
 # The API's 256 KiB body limit is applied while the body arrives (flashcards.api.body_limit), so an
 # oversized upload is never received whole, and a body sent without Content-Length reaches Django
 # with its length declared, as WSGI requires.
+# Header names as HTTP/1.1 servers conventionally write them; a2wsgi lower-cases every name.
+_HEADER_SPELLINGS = {b"www-authenticate": b"WWW-Authenticate", b"etag": b"ETag"}
+
+
+def _spelled(name: bytes) -> bytes:
+    return _HEADER_SPELLINGS.get(name) or b"-".join(part.capitalize() for part in name.split(b"-"))
+
+
+def conventional_header_case(app: ASGIApp) -> ASGIApp:
+    """Response header names as Django writes them (``X-Request-Id``, ``Retry-After``) rather than
+    lower case: names are case-insensitive, but clients that read headers into a plain dict (and
+    tests written that way) see what the handler set, as under Django's own ASGI handler."""
+
+    async def spelled(scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_spelled(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                message = {
+                    **message,
+                    "headers": [(_spelled(name), value) for name, value in message["headers"]],
+                }
+            await send(message)
+
+        await app(scope, receive, send_spelled)
+
+    return spelled
+
+
 django_application = limit_api_bodies(
-    WSGIMiddleware(django_wsgi_application, workers=settings.SERVER_THREADS)
+    conventional_header_case(
+        WSGIMiddleware(django_wsgi_application, workers=settings.SERVER_THREADS)
+    )
 )
 
 

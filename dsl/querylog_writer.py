@@ -165,7 +165,7 @@ class QueryLogWriter:
             try:
                 first = rows.get(timeout=IDLE_SECONDS)
             except queue.Empty:
-                # Idle: hand the connection back (to the pool on PostgreSQL) until the next row.
+                # Idle: close the connection (a persistent one, without a pool) until the next row.
                 connection.close()
                 first = rows.get()
             batch = [first]
@@ -183,6 +183,10 @@ class QueryLogWriter:
             try:
                 write_rows(batch, self.stats)
             finally:
+                if getattr(connection, "pool", None) is not None:
+                    # A pooled connection goes back after every batch (cheap), so the writer never
+                    # holds one of the pool's connections while requests wait for it.
+                    connection.close()
                 for _ in batch:
                     rows.task_done()
 
