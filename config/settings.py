@@ -116,7 +116,7 @@ ASGI_APPLICATION = "config.asgi.application"
 
 # Threads per server process that run Django (config.asgi): each keeps its own database
 # connection, so a PostgreSQL pool needs at least this many connections to never make one wait.
-SERVER_THREADS = int(os.environ.get("SERVER_THREADS", "8"))
+SERVER_THREADS = int(os.environ.get("SERVER_THREADS", "4"))
 
 # Connections are kept between requests (each server thread holds its own, config.asgi) for
 # DB_CONN_MAX_AGE seconds; 0 opens one per request.
