@@ -206,11 +206,11 @@ def _scope_queryset(name: str, tag_rows: bool, workspace_id: Any) -> QuerySet:
     if tag_rows:
         if name != "cards":
             raise ValueError("Only cards have tag rows.")
-        return CardTag.objects.filter(
-            workspace_id=workspace_id,
-            card__workspace_id=workspace_id,
-            card__deleted_at__isnull=True,
-        )
+        # Tag rows exist for live cards only (flashcards.services keeps it so, migration 0005
+        # cleared the rows of cards deleted before): a whole-workspace GROUP BY tag is answered
+        # from the tag-row index alone, without joining the cards. Conditions on card columns
+        # still join them (through ``card__…`` paths).
+        return CardTag.objects.filter(workspace_id=workspace_id)
     if name == "workspace":
         return Workspace.objects.filter(pk=workspace_id)
     if name == "cards":

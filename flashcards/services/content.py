@@ -284,7 +284,8 @@ def _delete(
     ids: Sequence[object],
     context: WriteContext | None,
 ) -> list[Any]:
-    """Soft delete. Tag rows stay (reads filter them out with their row); review events stay."""
+    """Soft delete. The tag rows go with the row (tag rows exist for live rows only, so tag counts
+    need no join to the cards); the row keeps its ``tags``; review events stay."""
     check_bulk_size(len(ids), kind.plural)
     context = context or WriteContext()
     ws = lock_workspace(workspace)
@@ -300,6 +301,7 @@ def _delete(
         last_modified_by_replica_id=replica,
         last_operation_id=operation,
     )
+    kind.replace_tags(ws, {o.id: [] for o in objects}, {})
     record_changes(
         ws, kind.entity_type, (o.id for o in objects), action="delete", context=context, at=at
     )
