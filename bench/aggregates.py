@@ -48,9 +48,9 @@ AGGREGATES = (
         "GROUP BY tag",
         "SELECT tag, COUNT(*) AS card_count FROM cards GROUP BY tag ORDER BY card_count DESC "
         "LIMIT 20 OFFSET 0",
+        # Tag rows exist for live cards only, so counting them needs no join to the cards.
         "SELECT t.name, g.n FROM (SELECT ct.tag_id, count(*) AS n FROM flashcards_cardtag ct "
-        "JOIN flashcards_card c ON c.id = ct.card_id AND c.workspace_id = %(ws)s "
-        "AND c.deleted_at IS NULL WHERE ct.workspace_id = %(ws)s GROUP BY ct.tag_id) g "
+        "WHERE ct.workspace_id = %(ws)s GROUP BY ct.tag_id) g "
         "JOIN flashcards_tag t ON t.id = g.tag_id ORDER BY g.n DESC, t.key LIMIT 21",
     ),
     (
