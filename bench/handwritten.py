@@ -120,7 +120,7 @@ def orm_due(ws: Workspace, now: datetime) -> tuple[list[Row], bool]:
 
 def orm_tag_counts(ws: Workspace) -> tuple[list[Row], bool]:
     tuples = (
-        CardTag.objects.filter(workspace=ws, card__deleted_at__isnull=True)
+        CardTag.objects.filter(workspace=ws)
         .values("tag__key", "tag__name")
         .annotate(card_count=Count("*"))
         .order_by("-card_count", "tag__key")

@@ -1,27 +1,86 @@
 """The one ASGI application: /mcp goes to the MCP server (dsl.mcp), everything else to Django.
 
-Serve it with uvicorn (`make run`) or gunicorn with uvicorn workers; see docs/deployment.md.
-Lifespan events go to the MCP app, whose session manager must run while the server is up
-(Django itself has no lifespan handling)."""
+Serve it with ``manage.py serve`` (docs/deployment.md; ``make run`` runs uvicorn directly).
+Lifespan events go to the MCP app, whose session manager must run while the server is up, and
+flush the query log at shutdown.
+
+Django runs as a WSGI application on a fixed pool of ``SERVER_THREADS`` threads per process
+(a2wsgi's WSGIMiddleware), not through Django's ASGI handler. That handler runs every request's
+synchronous code on a thread of its own, created for the request (asgiref's ThreadSensitiveContext),
+so no database connection can outlive a request: each one opened a new connection (~1 ms on SQLite,
+which re-reads the schema; more on PostgreSQL without a pool) and hopped between threads three times.
+On a fixed pool each thread keeps its connection (``CONN_MAX_AGE``) and runs the request start to
+end (docs/benchmarks.md §4: the paged read went from ~170 to ~250 requests per second on one
+process before any other change).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import os
 
-from django.core.asgi import get_asgi_application
+from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-django_application = get_asgi_application()
+django_wsgi_application = get_wsgi_application()
 
+from a2wsgi import WSGIMiddleware  # noqa: E402
+from django.conf import settings  # noqa: E402
 from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
 
 from dsl.mcp import MCP_PATH, build_app  # noqa: E402  (needs Django set up first)
+from dsl.querylog_writer import writer as query_log_writer  # noqa: E402
 from flashcards.api.body_limit import limit_api_bodies  # noqa: E402
 from flashcards.api.cors import cors_for_asgi  # noqa: E402
 
-# Django's ASGI handler receives a request's whole body before any middleware runs; this wrapper
-# stops receiving API bodies past the 256 KiB limit, so RequestIdMiddleware's 413 comes early.
-django_api_application = limit_api_bodies(django_application)
+# The API's 256 KiB body limit is applied while the body arrives (flashcards.api.body_limit), so an
+# oversized upload is never received whole, and a body sent without Content-Length reaches Django
+# with its length declared, as WSGI requires.
+# Header names as HTTP/1.1 servers conventionally write them; a2wsgi lower-cases every name.
+_HEADER_SPELLINGS = {b"www-authenticate": b"WWW-Authenticate", b"etag": b"ETag"}
+
+
+def _spelled(name: bytes) -> bytes:
+    return _HEADER_SPELLINGS.get(name) or b"-".join(part.capitalize() for part in name.split(b"-"))
+
+
+def conventional_header_case(app: ASGIApp) -> ASGIApp:
+    """Response header names as Django writes them (``X-Request-Id``, ``Retry-After``) rather than
+    lower case: names are case-insensitive, but clients that read headers into a plain dict (and
+    tests written that way) see what the handler set, as under Django's own ASGI handler."""
+
+    async def spelled(scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_spelled(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                message = {
+                    **message,
+                    "headers": [(_spelled(name), value) for name, value in message["headers"]],
+                }
+            await send(message)
+
+        await app(scope, receive, send_spelled)
+
+    return spelled
+
+
+django_application = limit_api_bodies(
+    conventional_header_case(
+        WSGIMiddleware(django_wsgi_application, workers=settings.SERVER_THREADS)
+    )
+)
+
+
+def flushing_query_log_on_shutdown(receive: Receive) -> Receive:
+    """The lifespan's receive, writing the queued query-log rows (dsl.querylog_writer) when the
+    server announces its shutdown, before the MCP app is told."""
+
+    async def wrapped() -> dict:
+        message = await receive()
+        if message.get("type") == "lifespan.shutdown":
+            await asyncio.to_thread(query_log_writer.flush)
+        return message
+
+    return wrapped
 
 
 def make_application() -> ASGIApp:
@@ -32,12 +91,13 @@ def make_application() -> ASGIApp:
     mcp_app = cors_for_asgi(build_app())
 
     async def application(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan" or (
-            scope["type"] == "http" and scope["path"].rstrip("/") == MCP_PATH
-        ):
+        if scope["type"] == "lifespan":
+            await mcp_app(scope, flushing_query_log_on_shutdown(receive), send)
+            return
+        if scope["type"] == "http" and scope["path"].rstrip("/") == MCP_PATH:
             await mcp_app(scope, receive, send)
             return
-        await django_api_application(scope, receive, send)
+        await django_application(scope, receive, send)
 
     return application
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -71,7 +72,9 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "corsheaders",
+    "oauth2_provider",
     "flashcards",
+    "flashcards.oauth",
     "dsl",
 ]
 
@@ -111,16 +114,22 @@ TEMPLATES = [
 WSGI_APPLICATION = "config.wsgi.application"
 ASGI_APPLICATION = "config.asgi.application"
 
+# Threads per server process that run Django (config.asgi): each keeps its own database
+# connection, so a PostgreSQL pool needs at least this many connections to never make one wait.
+SERVER_THREADS = int(os.environ.get("SERVER_THREADS", "4"))
+
+# Connections are kept between requests (each server thread holds its own, config.asgi) for
+# DB_CONN_MAX_AGE seconds; 0 opens one per request.
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
-        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "0")),
+        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "600")),
         conn_health_checks=True,
     )
 }
-# A connection pool for PostgreSQL (psycopg-pool, Django's "pool" option): under ASGI every request
-# runs on a thread of its own, so without one each request opens a PostgreSQL connection
-# (docs/deployment.md). DB_POOL_MAX_SIZE=0, the default, keeps one connection per request.
+# A connection pool for PostgreSQL (psycopg-pool, Django's "pool" option), shared by a process's
+# threads (the server's, the query-log writer, MCP tools) instead of one persistent connection per
+# thread (docs/deployment.md). DB_POOL_MAX_SIZE=0, the default, turns it off.
 DB_POOL_MAX_SIZE = int(os.environ.get("DB_POOL_MAX_SIZE", "0"))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL_MAX_SIZE > 0:
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
@@ -132,7 +141,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django requires it with a pool
 
 # SQLite reads the database file through a memory map of up to this many bytes (0 turns it off):
-# each connection — one per request under uvicorn — reads pages straight from the operating
+# each connection reads pages straight from the operating
 # system's cache instead of copying them into its own 2 MB page cache with a system call each.
 # MATCH at 100k cards: 3.3 -> 1.3 ms (docs/benchmarks.md). SQLite's own build caps it at ~2 GB.
 SQLITE_MMAP_SIZE = int(os.environ.get("SQLITE_MMAP_SIZE", str(2**31 - 2**16)))
@@ -148,7 +157,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             f"PRAGMA mmap_size={SQLITE_MMAP_SIZE};"
         ),
     }
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SQLITE_TEST_NAME") or None}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -181,12 +189,37 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024 + 1024
 # default is a directory on disk with atomic counters (flashcards.api.cache, no setup step);
 # production sets Redis or Memcached via
 # CACHE_BACKEND / CACHE_LOCATION (docs/deployment.md).
+# Every key is prefixed per deployment (CACHE_KEY_PREFIX, default: named after the database), so
+# two installations sharing one Redis, or a fresh database beside an old cache, never share counts.
+CACHE_KEY_PREFIX = (
+    os.environ.get("CACHE_KEY_PREFIX")
+    or "fc-"
+    + hashlib.sha256(
+        f"{DATABASES['default']['ENGINE']}:{DATABASES['default'].get('HOST', '')}:"
+        f"{DATABASES['default'].get('PORT', '')}:{DATABASES['default']['NAME']}".encode()
+    ).hexdigest()[:12]
+)
 CACHES = {
     "default": {
         "BACKEND": os.environ.get("CACHE_BACKEND", "flashcards.api.cache.LockingFileBasedCache"),
         "LOCATION": os.environ.get("CACHE_LOCATION", str(BASE_DIR / "var" / "cache")),
+        "KEY_PREFIX": CACHE_KEY_PREFIX,
     }
 }
+
+# Seconds an authenticated API key (with its user and selected workspace) is reused per process
+# without a query; changes made through the product are seen at once (flashcards.services
+# .key_cache). 0 turns the cache off.
+AUTH_CACHE_SECONDS = float(os.environ.get("AUTH_CACHE_SECONDS", "5"))
+# How often each process reads the shared generation that announces such changes.
+AUTH_GENERATION_CHECK_SECONDS = float(os.environ.get("AUTH_GENERATION_CHECK_SECONDS", "0.25"))
+
+# The query log is written off the request path by a background thread per process, in batches
+# (dsl.querylog_writer); QUERY_LOG_ASYNC=0 writes each row on the request path instead.
+QUERY_LOG_ASYNC = env_bool("QUERY_LOG_ASYNC", True)
+QUERY_LOG_QUEUE_SIZE = int(os.environ.get("QUERY_LOG_QUEUE_SIZE", "10000"))
+QUERY_LOG_BATCH = int(os.environ.get("QUERY_LOG_BATCH", "200"))
+QUERY_LOG_FLUSH_SECONDS = float(os.environ.get("QUERY_LOG_FLUSH_SECONDS", "0.1"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -217,6 +250,58 @@ AGENT_RATE_LIMIT = int(os.environ.get("AGENT_RATE_LIMIT", "120"))
 
 # The dialect's limits (dsl.md §8); any key may be overridden here or via FLASHCARDS_DSL_* env.
 FLASHCARDS_DSL: dict[str, object] = {}
+
+# The MCP authorization flow (docs/mcp.md "Connectors"): this server is the OAuth 2.1 authorization
+# server (django-oauth-toolkit, endpoints under /o/, metadata at the root /.well-known/ forms) and
+# the resource server of /mcp. See flashcards.oauth.
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"  # named by our migration
+OAUTH_MAX_REGISTRATIONS = int(os.environ.get("OAUTH_MAX_REGISTRATIONS", "500"))
+OAUTH2_PROVIDER = {
+    "SCOPES": {"mcp": "Use the flashcards tools over MCP as you, in your workspaces"},
+    "DEFAULT_SCOPES": ["mcp"],
+    "OAUTH2_VALIDATOR_CLASS": "flashcards.oauth.validators.ConnectionValidator",
+    "ACCESS_TOKEN_EXPIRE_SECONDS": int(os.environ.get("OAUTH_ACCESS_TOKEN_SECONDS", "3600")),
+    "REFRESH_TOKEN_EXPIRE_SECONDS": int(
+        os.environ.get("OAUTH_REFRESH_TOKEN_SECONDS", str(30 * 24 * 3600))
+    ),
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ROTATE_REFRESH_TOKEN": True,
+    # A refresh token used twice revokes its whole family (RFC 9700 §4.14.2).
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "PKCE_REQUIRED": True,
+    # RFC 9700 gates, all on: S256 only, no implicit or password grant, tokens only in the
+    # Authorization header, `iss` on the authorization response, tokens stored hashed.
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
+    # http stays allowed for native clients' loopback redirects (RFC 8252); registration refuses
+    # any other http redirect URI (flashcards.oauth.registration), so this check only warns.
+    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_SCHEME": False,
+    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_MATCHING": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
+    # Loopback redirect URIs match on any port (RFC 8252 §7.3), `localhost` included.
+    "ALLOW_LOCALHOST_LOOPBACK": True,
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"],
+    "REQUEST_APPROVAL_PROMPT": "force",
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": [
+        "none",
+        "client_secret_post",
+        "client_secret_basic",
+    ],
+    "OAUTH2_PROTECTED_RESOURCE_NAME": "flashcards-sql MCP server",
+}
+
+# W008 says plain-http redirect URIs are allowed: they are, for native clients' loopback callbacks
+# only (RFC 8252); flashcards.oauth.registration refuses every other http redirect URI.
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
 
 SERVICE_NAME = "flashcards-sql"
 SERVICE_VERSION = "0.1.0"

@@ -12,3 +12,11 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # One process, so an in-memory cache is enough and tests never share state through the disk.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Tests run inside transactions the query-log writer's own connection could not see: rows are
+# written on the request path (tests/dsl/test_querylog_writer.py runs the writer itself).
+QUERY_LOG_ASYNC = False
+
+# Live-server tests run the served application in a thread of the test process: connections of its
+# threads must not outlive their requests, or PostgreSQL refuses to drop the test database.
+DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405

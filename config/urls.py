@@ -5,6 +5,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("dsl.urls")),
     path("", include("flashcards.urls")),
+    # The MCP authorization server: /.well-known/oauth-* and /o/ (flashcards.oauth).
+    path("", include("flashcards.oauth.urls")),
 ]
 
 handler404 = "flashcards.api.handlers.not_found"

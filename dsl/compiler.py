@@ -39,11 +39,12 @@ from django.db.models import (
     OuterRef,
     Q,
     QuerySet,
+    Subquery,
     Sum,
     Value,
     When,
 )
-from django.db.models.expressions import Col
+from django.db.models.expressions import Col, OrderBy, Ref
 from django.db.models.functions import Cast, Coalesce
 from django.db.models.lookups import (
     Exact,
@@ -206,11 +207,11 @@ def _scope_queryset(name: str, tag_rows: bool, workspace_id: Any) -> QuerySet:
     if tag_rows:
         if name != "cards":
             raise ValueError("Only cards have tag rows.")
-        return CardTag.objects.filter(
-            workspace_id=workspace_id,
-            card__workspace_id=workspace_id,
-            card__deleted_at__isnull=True,
-        )
+        # Tag rows exist for live cards only (flashcards.services keeps it so, migration 0005
+        # cleared the rows of cards deleted before): a whole-workspace GROUP BY tag is answered
+        # from the tag-row index alone, without joining the cards. Conditions on card columns
+        # still join them (through ``card__…`` paths).
+        return CardTag.objects.filter(workspace_id=workspace_id)
     if name == "workspace":
         return Workspace.objects.filter(pk=workspace_id)
     if name == "cards":
@@ -307,17 +308,80 @@ def _is_tag(term: v.Term) -> bool:
     return isinstance(term, Column) and term.virtual
 
 
+class GradeOf(Case):
+    """``review_grade``: the grade name of a rating (a CASE over the rating column). It depends on
+    the rating alone, so it groups by the rating: ``GROUP BY review_grade`` is
+    ``GROUP BY rating`` in SQL, which an index on (workspace, rating) answers, and the CASE is
+    computed for the four result rows instead of for every review (Django would otherwise group
+    by the CASE itself, evaluated per row)."""
+
+    def __init__(self, rating: Expression | F) -> None:
+        super().__init__(
+            *(
+                When(Q(Exact(rating, index)), then=Value(grade, output_field=_CHAR))
+                for index, grade in enumerate(REVIEW_GRADES)
+            ),
+            output_field=_CHAR,
+        )
+        self.rating = rating
+
+    def get_group_by_cols(self) -> list[Any]:
+        # Resolved, the first WHEN's condition is a WhereNode holding ``rating = 0``.
+        condition = self.cases[0].condition
+        lookup = getattr(condition, "children", [None])[0]
+        rating = getattr(lookup, "lhs", None)
+        if rating is None or not hasattr(rating, "get_group_by_cols"):
+            return super().get_group_by_cols()
+        return rating.get_group_by_cols()
+
+
+class DeterminedBy(Expression):
+    """An expression of a grouping key (a tag's name read by its id, a case-folded key for the
+    order): it has one value per group, so it groups by the key alone. Django would otherwise
+    add the expression itself to GROUP BY, computed for every row. ``GROUP BY tag`` thus becomes
+    ``GROUP BY tag_id`` over the tag rows alone — one integer per row, no join — with the tag's
+    columns looked up once per group (docs/decisions.md)."""
+
+    def __init__(self, column: Any, tag_id: Any) -> None:
+        super().__init__(output_field=_CHAR)
+        self.column, self.tag_id = column, tag_id
+
+    def get_source_expressions(self) -> list[Any]:
+        return [self.column, self.tag_id]
+
+    def set_source_expressions(self, expressions: list[Any]) -> None:
+        self.column, self.tag_id = expressions
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        return compiler.compile(self.column)
+
+    def get_group_by_cols(self) -> list[Any]:
+        return self.tag_id.get_group_by_cols()
+
+
+def _determined_order(order: Any, key: Any) -> Any:
+    """``order`` (an ascending / descending expression over a grouping key) grouped by the key."""
+    if isinstance(order, OrderBy) and not isinstance(order.expression, Ref):
+        return OrderBy(
+            DeterminedBy(order.expression, key),
+            descending=order.descending,
+            nulls_first=order.nulls_first,
+            nulls_last=order.nulls_last,
+        )
+    return order
+
+
+def _grouped_tag(field: str) -> DeterminedBy:
+    """The tag's ``field`` for a group of tag rows, by their tag id."""
+    column = Subquery(Tag.objects.filter(pk=OuterRef("tag_id")).values(field)[:1])
+    return DeterminedBy(column, F("tag_id"))
+
+
 @functools.lru_cache(maxsize=8)
 def _review_grade(rating: Expression | F) -> Case:
     """The grade of a rating, built once per rating expression: Django copies an expression
     before it resolves it, so one Case serves every query."""
-    return Case(
-        *(
-            When(Q(Exact(rating, index)), then=Value(grade, output_field=_CHAR))
-            for index, grade in enumerate(REVIEW_GRADES)
-        ),
-        output_field=_CHAR,
-    )
+    return GradeOf(rating)
 
 
 def column_expression(scope: _Scope, column: Column) -> Expression | F:
@@ -608,17 +672,26 @@ def _nullable(term: v.Term) -> bool:
     return isinstance(term, v.DateOf) and term.column.nullable
 
 
-def _order_terms(term: v.Term, expression: Any, key: v.OrderKey) -> list[Any]:
+def _order_terms(
+    term: v.Term, expression: Any, key: v.OrderKey, *, grouped_tag: bool = False
+) -> list[Any]:
     if _is_tag(term):
         # Case-insensitively by key, then by the spelling as a code point tie-break.
-        parts = [F("tag__key"), backends.code_point_order(F("tag__name"))]
+        parts: list[Any] = [F("tag__key"), backends.code_point_order(F("tag__name"))]
+        if grouped_tag:
+            parts = [
+                _grouped_tag("key"),
+                DeterminedBy(backends.code_point_order(_grouped_tag("name").column), F("tag_id")),
+            ]
         return [part.desc() if key.descending else part.asc() for part in parts]
     return backends.order_by(
         expression,
         descending=key.descending,
         nulls_first=key.nulls_first,
         nullable=_nullable(term),
-        is_string=output_type(term) == STRING,
+        # Grade names are lower-case ASCII: their case-insensitive order is their plain order, so
+        # ordering needs no case-folding expression (which would also be grouped by).
+        is_string=output_type(term) == STRING and not _is_review_grade(term),
     )
 
 
@@ -724,10 +797,20 @@ def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> Co
         term: f"a{i}"
         for i, term in enumerate(dict.fromkeys(t for t in used if isinstance(t, v.Aggregate)))
     }
+    # A review_grade key groups by the rating and is named after the aggregation (GradeOf).
+    grades = {term: f"{name}_grade" for term, name in keys.items() if _is_review_grade(term)}
+    # A tag key groups by the tag's id and is named after the aggregation (TagOf).
+    tags = {term: f"{name}_tag" for term, name in keys.items() if _is_tag(term)}
+
+    def grouped_by(term: v.Term) -> Any:
+        if term in grades:
+            return scope.path("rating")
+        if term in tags:
+            return F("tag_id")
+        return term_expression(scope, term)
+
     if keys:
-        queryset = queryset.values(
-            **{name: term_expression(scope, term) for term, name in keys.items()}
-        )
+        queryset = queryset.values(**{name: grouped_by(term) for term, name in keys.items()})
     else:
         queryset = queryset.values(one=Value(1, output_field=_INTEGER))
     annotations = {
@@ -738,8 +821,16 @@ def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> Co
         # selected (DISTINCT-only queries need the grouping all the same).
         annotations["rows"] = Count("*")
     queryset = queryset.annotate(**annotations)
+    if grades:
+        queryset = queryset.annotate(**{grades[term]: GradeOf(F(keys[term])) for term in grades})
+    if tags:
+        queryset = queryset.annotate(**{tags[term]: _grouped_tag("name") for term in tags})
 
     def resolve(term: v.Term) -> Any:
+        if term in grades:
+            return F(grades[term])
+        if term in tags:
+            return F(tags[term])
         if term in keys:
             return F(keys[term])
         if term in aggregates:
@@ -760,8 +851,15 @@ def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> Co
         completion = [t for t in keys if not hidden_keys or t in selected_terms]
         order_by += [v.OrderKey(t) for t in completion if all(k.term != t for k in order_by)]
         for key in order_by:
-            ordering += _order_terms(key.term, resolve(key.term), key)
-    selected = [keys.get(term) or aggregates[term] for term in selected_terms]
+            terms = _order_terms(key.term, resolve(key.term), key, grouped_tag=key.term in tags)
+            if key.term in keys and key.term not in tags:
+                # Orders derived from a key (case folding) group by the key alone.
+                terms = [_determined_order(term, F(keys[key.term])) for term in terms]
+            ordering += terms
+    selected = [
+        grades.get(term) or tags.get(term) or keys.get(term) or aggregates[term]
+        for term in selected_terms
+    ]
     columns = tuple(OutputColumn(item.name, output_type(item.term)) for item in plan.items)
     return CompiledSelect(queryset.order_by(*ordering).values_list(*selected), columns)
 

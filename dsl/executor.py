@@ -26,8 +26,11 @@ from django.db import (
     IntegrityError,
     connection,
     connections,
+    models,
     transaction,
 )
+from django.db.models.expressions import Col
+from django.utils.dateparse import parse_datetime
 
 from dsl import ast, backends, compiler, diagnostics
 from dsl import validator as v
@@ -130,8 +133,62 @@ _TEXT_STAMP_FORMATTERS = {
 _NATIVE_TYPES = frozenset({INTEGER, NUMBER, BOOLEAN})
 
 
+def _naive_utc_datetime(value: Any) -> str:
+    # SQLite's driver hands back a naive datetime (Django stores UTC there); the published form
+    # without building an aware copy first. Text (a value the driver did not convert) is parsed.
+    if type(value) is not datetime:
+        value = parse_datetime(str(value))
+    if value.tzinfo is not None:
+        return format_timestamp(value)
+    return value.isoformat(timespec="milliseconds") + "Z"
+
+
+def _uuid_hex(value: Any) -> str:
+    # SQLite stores a uuid as its 32 hex digits.
+    text = str(value).lower()
+    if len(text) != 32:
+        return str(UUIDType(text))
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+def sqlite_shortcuts(
+    converters: dict[int, tuple[list[Any], Any]],
+) -> tuple[dict[int, tuple[list[Any], Any]], dict[int, Callable[[Any], Any]]]:
+    """On SQLite, the converters Django would run on plain uuid, datetime and JSON columns,
+    replaced by cheaper equivalents: a datetime (already parsed by the driver) or a uuid's hex
+    goes straight to its published text, without the aware datetime or UUID object Django builds
+    first; a JSON column is ``json.loads`` without the field's generic wrapper. Returns the
+    converters left to run and, per position, the formatter that replaces the published one.
+    Anything else — an expression, a field with its own decoder — keeps Django's converters."""
+    kept: dict[int, tuple[list[Any], Any]] = {}
+    formatters: dict[int, Callable[[Any], Any]] = {}
+    for position, (convs, expression) in converters.items():
+        field = expression.target if isinstance(expression, Col) else None
+        names = [getattr(convert, "__name__", "") for convert in convs]
+        if isinstance(field, models.DateTimeField) and names == ["convert_datetimefield_value"]:
+            formatters[position] = _naive_utc_datetime
+        elif isinstance(field, models.UUIDField) and names == ["convert_uuidfield_value"]:
+            formatters[position] = _uuid_hex
+        elif (
+            isinstance(field, models.JSONField)
+            and field.decoder is None
+            and names == ["from_db_value"]
+        ):
+            kept[position] = ([_json_column], expression)
+        else:
+            kept[position] = (convs, expression)
+    return kept, formatters
+
+
+def _json_column(value: Any, expression: Any, db: Any) -> Any:
+    return None if value is None else json.loads(value)
+
+
 def row_formatter(
-    columns: tuple[compiler.OutputColumn, ...], *, stamps_as_text: bool = False
+    columns: tuple[compiler.OutputColumn, ...],
+    *,
+    stamps_as_text: bool = False,
+    overrides: dict[int, Callable[[Any], Any]] | None = None,
 ) -> Callable[[tuple], dict[str, Any]]:
     """Turns a value tuple into an output row (dsl.md §2.4): keys in item order, values in their
     published formats, None as null. Values that need no conversion (texts, JSON, most numbers)
@@ -139,14 +196,15 @@ def row_formatter(
     ``stamps_as_text``: uuid and datetime values arrive as PostgreSQL's text
     (``backends.fetch_rows``)."""
     formatters = _TEXT_STAMP_FORMATTERS if stamps_as_text else _FORMATTERS
+    overrides = overrides or {}
     keys = tuple(column.key for column in columns)
     last = {key: index for index, key in enumerate(keys)}  # a repeated key keeps its last value
     converted = tuple(
         (index, column.key, convert)
         for index, column in enumerate(columns)
-        if (convert := formatters.get(column.type)) is not None
+        if (convert := overrides.get(index) or formatters.get(column.type)) is not None
         and last[column.key] == index
-        and not (column.plain_field and column.type in _NATIVE_TYPES)
+        and (index in overrides or not (column.plain_field and column.type in _NATIVE_TYPES))
     )
 
     def format_row(values: tuple) -> dict[str, Any]:
@@ -477,7 +535,13 @@ class ReadySelect:
             column.type in (UUID, DATETIME) and index in converters
             for index, column in enumerate(compiled.columns)
         )
-        format_row = row_formatter(compiled.columns, stamps_as_text=stamps_as_text)
+        overrides: dict[int, Callable[[Any], Any]] = {}
+        if connection.vendor == "sqlite":
+            converters, overrides = sqlite_shortcuts(converters)
+            overrides = {i: f for i, f in overrides.items() if i < len(compiled.columns)}
+        format_row = row_formatter(
+            compiled.columns, stamps_as_text=stamps_as_text, overrides=overrides
+        )
         clock_positions = tuple(
             i for i, p in enumerate(params) if isinstance(p, backends.ClockParam)
         )
@@ -610,7 +674,8 @@ def execute_batch(
     inline_timeout = not has_write and not several and backends.inline_timeout_possible(db)
     runner = _Runner(workspace, now_ms(), deadline, inline_timeout=inline_timeout, db=db)
     needs_transaction = has_write or (backends.read_transaction_needed() and not inline_timeout)
-    with transaction.atomic() if needs_transaction else nullcontext():
+    # All or nothing: the write services called inside need no savepoints of their own.
+    with services.all_or_nothing() if needs_transaction else nullcontext():
         results: list[StatementResult] = []
         for parsed, plan in zip(batch.statements, plans, strict=True):
             if several:

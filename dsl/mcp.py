@@ -3,9 +3,9 @@ stateless, JSON responses, on the official `mcp` SDK's MCPServer.
 
 Each tool is a thin adapter over the same code the REST routes run — `dsl.service.run_sql` for
 the three SQL tools, `flashcards.api.commands` for the others — and returns the REST envelope as
-JSON text plus structured content, with `isError` when `ok` is false. Authentication is the API key
-as a Bearer token, checked by `ApiKeyMiddleware` before the SDK sees the request; the tools find
-the key on the HTTP request the SDK hands them. ORM work runs through `sync_to_async` with
+JSON text plus structured content, with `isError` when `ok` is false. Authentication is a Bearer
+API key or OAuth access token (flashcards.oauth), checked by `ApiKeyMiddleware` before the SDK
+sees the request; the tools find the key on the HTTP request the SDK hands them. ORM work runs through `sync_to_async` with
 thread_sensitive=True, as Django requires from async code.
 """
 
@@ -31,15 +31,17 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 from rest_framework.exceptions import Throttled
 from rest_framework.response import Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dsl.mcp_imports import register_import_tools
+from dsl.mcp_resources import add_prompts, add_resources
 from dsl.querylog import log_failure
 from dsl.reference import schema_summary
 from dsl.resources import get_resource
 from dsl.surfaces import for_mcp
 from flashcards.api import commands, db_errors
 from flashcards.api.authentication import key_from_header
+from flashcards.api.body_limit import declared_length
 from flashcards.api.envelope import (
     docs_for,
     error_body,
@@ -51,6 +53,12 @@ from flashcards.api.middleware import MAX_BODY_BYTES
 from flashcards.api.throttling import consume, retry_after_seconds
 from flashcards.api.views_discovery import MCP_TOOL_NAMES
 from flashcards.api.workspace import request_workspace
+from flashcards.oauth.tokens import (
+    InvalidAccessToken,
+    authenticate_access_token,
+    challenge,
+    is_api_key,
+)
 from flashcards.services import InvalidApiKey, authenticate_api_key
 
 logger = logging.getLogger(__name__)
@@ -75,7 +83,8 @@ SERVER_INSTRUCTIONS = (
     "front_text is the prompt only, back_text the answer. A write statement affects at most 100 "
     "rows. Record reviews with submit_review; scheduler settings and progress resets are REST "
     "commands (see docs.discoveryUrl). Every result is an envelope: read ok, data, "
-    "instructions and error, and follow instructions."
+    "instructions and error, and follow instructions. The resources flashcards://grammar and "
+    "flashcards://tables/<name> hold the whole dialect and each table's DESCRIBE."
 )
 
 
@@ -84,7 +93,11 @@ SERVER_INSTRUCTIONS = (
 
 def _authenticate(scope: Scope) -> ASGIRequest:
     """A Django request for this HTTP call (absolute URLs, request id, user and key); raises
-    _Refused with the 401 envelope when the key is missing or invalid."""
+    _Refused with the 401 envelope when the credentials are missing or invalid.
+
+    The Bearer value is an API key (`fca_…`) or an OAuth access token issued by this server for
+    /mcp (flashcards.oauth); either way `request.auth` ends up an ApiKey row — for a token, its
+    connection's — so rate limit, query log and workspace selection do not tell them apart."""
     close_old_connections()
     request = ASGIRequest(scope, io.BytesIO())
     request.get_host()  # raises DisallowedHost outside ALLOWED_HOSTS, as for every Django view
@@ -97,8 +110,11 @@ def _authenticate(scope: Scope) -> ASGIRequest:
             error_body(
                 request,
                 "AUTH_UNAUTHORIZED",
-                "Send the API key as 'Authorization: Bearer fca_…'.",
+                "Send an API key as 'Authorization: Bearer fca_…', or connect with OAuth: the "
+                "resource_metadata URL in the WWW-Authenticate header names the authorization "
+                "server.",
             ),
+            challenge(request),
         )
     if raw is None:
         raise _Refused(
@@ -106,28 +122,69 @@ def _authenticate(scope: Scope) -> ASGIRequest:
             error_body(
                 request,
                 "AGENT_API_KEY_INVALID",
-                "Unsupported Authorization scheme; use 'Bearer fca_…'.",
+                "Unsupported Authorization scheme; use 'Bearer fca_…' or 'Bearer <access token>'.",
             ),
+            challenge(request),
         )
-    try:
-        api_key = authenticate_api_key(raw)
-    except InvalidApiKey as exc:
-        raise _Refused(401, error_body(request, "AGENT_API_KEY_INVALID", str(exc))) from exc
+    if not is_api_key(raw):
+        try:
+            api_key = authenticate_access_token(request)
+        except InvalidAccessToken as exc:
+            raise _Refused(
+                exc.status,
+                error_body(
+                    request,
+                    "AUTH_UNAUTHORIZED",
+                    f"The OAuth access token was refused: {exc.description}",
+                    details={"oauthError": exc.error},
+                    instructions=(
+                        "Refresh the access token, or authorize this client again (its "
+                        "connection may have been revoked on the API-key page)."
+                    ),
+                ),
+                challenge(request, exc),
+            ) from exc
+    else:
+        try:
+            api_key = authenticate_api_key(raw)
+        except InvalidApiKey as exc:
+            raise _Refused(
+                401,
+                error_body(request, "AGENT_API_KEY_INVALID", str(exc)),
+                challenge(request, InvalidAccessToken(str(exc))),
+            ) from exc
     request.user = api_key.user
     request.auth = api_key  # type: ignore[attr-defined]
     return request
 
 
+def _too_large(scope: Scope, declared: int | None) -> _Refused:
+    """The REST 413 envelope (flashcards.api.middleware), in MCP terms."""
+    request = ASGIRequest(scope, io.BytesIO())
+    request.get_host()
+    request.request_id = str(uuid.uuid4())  # type: ignore[attr-defined]
+    size = f"is {declared} bytes" if declared is not None else "is more than the limit"
+    body = error_body(
+        request,
+        "REQUEST_TOO_LARGE",
+        f"The MCP request {size}; the limit is {MAX_BODY_BYTES} bytes (256 KiB).",
+        details={"limitBytes": MAX_BODY_BYTES, "receivedBytes": declared},
+    )
+    return _Refused(413, for_mcp(body), None)
+
+
 class _Refused(Exception):
-    def __init__(self, status: int, body: dict[str, Any]) -> None:
+    def __init__(self, status: int, body: dict[str, Any], www_authenticate: str | None) -> None:
         super().__init__(body["error"]["message"])
         self.status = status
         self.body = body
+        self.www_authenticate = www_authenticate
 
 
 class ApiKeyMiddleware:
-    """Reject /mcp calls without a valid API key (401 envelope) and hosts outside ALLOWED_HOSTS
-    (400), before the SDK parses anything."""
+    """Before the SDK parses anything: refuse a body over the 256 KiB limit (413 envelope), hosts
+    outside ALLOWED_HOSTS (400) and calls without a valid API key or access token (401 envelope
+    with the RFC 9728 `WWW-Authenticate` challenge)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -137,15 +194,56 @@ class ApiKeyMiddleware:
             await self.app(scope, receive, send)
             return
         try:
+            body, declared = await _receive_body(scope, receive)
+            if body is None:
+                raise _too_large(scope, declared)
             request = await sync_to_async(_authenticate, thread_sensitive=True)(scope)
         except _Refused as refused:
-            headers = {"www-authenticate": "Bearer", "x-request-id": refused.body["requestId"]}
+            headers = {"x-request-id": refused.body["requestId"]}
+            if refused.www_authenticate:
+                headers["www-authenticate"] = refused.www_authenticate
             await _send_json(send, refused.status, refused.body, headers)
             return
         except DisallowedHost as exc:
             await _send_json(send, 400, {"error": str(exc)}, {})
             return
-        await self.app({**scope, SCOPE_REQUEST: request}, receive, send)
+        await self.app({**scope, SCOPE_REQUEST: request}, _replay(body, receive), send)
+
+
+async def _receive_body(scope: Scope, receive: Receive) -> tuple[bytes | None, int | None]:
+    """The whole body, or None once it is over the limit (a declared Content-Length over it is
+    refused unread), with the declared length. MCP messages are small, so holding one in memory
+    costs little; the SDK then reads it from `_replay`."""
+    declared = declared_length(scope)
+    if declared is not None and declared > MAX_BODY_BYTES:
+        return None, declared
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None, declared
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks), declared
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 async def _send_json(
@@ -509,6 +607,8 @@ def build_server() -> MCPServer:
         ),
     )
     register_import_tools(server, _tool)
+    add_resources(server)
+    add_prompts(server)
     return server
 
 

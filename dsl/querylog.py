@@ -1,7 +1,9 @@
 """Writing the query log: one ``QueryLog`` row per dialect request, success or failure.
 
-Logging never breaks a request: a failed insert is reported to the server log and swallowed.
-Rows are written outside the request transaction, so a rolled-back batch is still logged."""
+Rows are built here and stored off the request path by ``dsl.querylog_writer`` (batched, flushed at
+shutdown, never dropped silently). Logging never breaks a request: a failed insert is reported to
+the server log and swallowed. Rows are written outside the request transaction, so a rolled-back
+batch is still logged."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any
 from django.utils import timezone
 
 from dsl.models import OUTCOME_OK, QueryLog
+from dsl.querylog_writer import writer
 from flashcards.models import ApiKey, Workspace
 
 logger = logging.getLogger(__name__)
@@ -92,11 +95,11 @@ def record(
     error = body.get("error") or {}
     details = error.get("details") or {}
     try:
-        QueryLog.objects.create(
+        row = QueryLog(
             created_at=timezone.now(),
-            api_key=api_key,
-            user=_principal(user),
-            workspace=workspace,
+            api_key_id=getattr(api_key, "pk", None),
+            user_id=getattr(_principal(user), "pk", None),
+            workspace_id=getattr(workspace, "pk", None),
             surface=surface,
             sql=_storable(sql),
             statement_types=",".join(stats.statement_types)[:200],
@@ -112,6 +115,7 @@ def record(
             request_id=str(body.get("requestId") or request_id)[:64],
             dry_run=dry_run,
         )
+        writer.submit(row)
     except Exception:
         # Logging must never turn an answered request into a failure (the database may be the
         # very thing that is down).

@@ -13,6 +13,9 @@ from typing import Any
 
 # Longest phrases first: a route is replaced before any shorter route it starts with.
 MCP_WORDING: tuple[tuple[str, str], ...] = (
+    ("Send a smaller request body (at most 256 KiB), e.g. split the batch.",
+     "Send a smaller MCP request (at most 256 KiB), e.g. split the statements over several sql "
+     "calls."),
     (
         "Resend the same body to the endpoint named in error.message (/v1/agent/sql accepts reads "
         "and writes together).",
@@ -58,8 +61,10 @@ def for_mcp(body: dict[str, Any]) -> dict[str, Any]:
             error["message"] = mcp_text(error["message"])
         details = error.get("details")
         if isinstance(details, dict):
-            if isinstance(details.get("hint"), str):
-                details["hint"] = mcp_text(details["hint"])
+            # "hint", and the routes WORKSPACE_SELECTION_REQUIRED lists to list and select.
+            for key in ("hint", "listWorkspaces", "selectWorkspace"):
+                if isinstance(details.get(key), str):
+                    details[key] = mcp_text(details[key])
             for issue in details.get("validationIssues") or ():
                 if isinstance(issue, dict) and isinstance(issue.get("message"), str):
                     issue["message"] = mcp_text(issue["message"])

@@ -5,3 +5,16 @@ class FlashcardsConfig(AppConfig):
     name = "flashcards"
     verbose_name = "Flashcards"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.conf import settings
+        from django.db.models.signals import post_delete, post_save
+
+        from flashcards.models import ApiKey, Membership, Workspace
+        from flashcards.services.key_cache import invalidate_on_change
+
+        # What the per-process key cache holds (flashcards.services.key_cache): a change to any of
+        # these forgets the cached keys in every process.
+        for model in (ApiKey, Membership, Workspace, settings.AUTH_USER_MODEL):
+            post_save.connect(invalidate_on_change, sender=model, dispatch_uid=f"keys-{model}")
+            post_delete.connect(invalidate_on_change, sender=model, dispatch_uid=f"keys-{model}")

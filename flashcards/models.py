@@ -137,6 +137,13 @@ class Card(SyncStamped):
             models.Index(fields=["workspace", "deleted_at", "-updated_at"], name="card_updated"),
             models.Index(fields=["workspace", "deleted_at", "due_at"], name="card_due"),
             models.Index(fields=["workspace", "effort_level"], name="card_effort"),
+            # The live cards of a workspace, index-only: whole-workspace COUNT(*) and the card
+            # side of GROUP BY tag (docs/benchmarks.md §6).
+            models.Index(
+                fields=["workspace", "id"],
+                condition=Q(deleted_at__isnull=True),
+                name="card_live_ids",
+            ),
         ]
         constraints = [
             models.CheckConstraint(
@@ -289,6 +296,8 @@ class ReviewEvent(models.Model):
                 fields=["workspace", "-reviewed_at_server", "-id"], name="review_default_order"
             ),
             models.Index(fields=["card", "reviewed_at_client"], name="review_by_card"),
+            # COUNT(*) and GROUP BY rating / review_grade over a workspace's reviews, index-only.
+            models.Index(fields=["workspace", "rating"], name="review_rating"),
         ]
 
     def __str__(self) -> str:

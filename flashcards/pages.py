@@ -49,7 +49,9 @@ def _workspaces(user: AbstractBaseUser) -> list[Workspace]:
 def _page(
     request: HttpRequest, form: NewKeyForm, *, new_key: tuple[ApiKey, str] | None = None
 ) -> HttpResponse:
-    keys = ApiKey.objects.filter(user=request.user).select_related("selected_workspace")
+    keys = ApiKey.objects.filter(user=request.user).select_related(
+        "selected_workspace", "oauth_connection__application"
+    )
     response = render(
         request,
         "flashcards/api_keys.html",

@@ -4,7 +4,21 @@ import pytest
 from rest_framework.test import APIClient
 
 from flashcards import services
+from flashcards.api import throttling
+from flashcards.services import key_cache
 from tests.factories import UserFactory
+
+
+@pytest.fixture(autouse=True)
+def _fresh_process_caches():
+    """Per-process caches outlive a test's rolled-back database: start each test without them."""
+    key_cache.keys.clear()
+    key_cache.forget_generation()
+    throttling.reset_local_allowances()
+    yield
+    key_cache.keys.clear()
+    key_cache.forget_generation()
+    throttling.reset_local_allowances()
 
 
 @pytest.fixture

@@ -22,8 +22,12 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from flashcards.api.middleware import API_PREFIX, MAX_BODY_BYTES
+from flashcards.api.middleware import API_PREFIX, MAX_BODY_BYTES, UNDECLARED_META
 from flashcards.api.upload_limits import body_limit_for
+
+UNDECLARED_HEADER = UNDECLARED_META[len("HTTP_") :].lower().replace("_", "-").encode()
+"""Added (and never taken from the client) when a body came without Content-Length, so the 413 of
+RequestIdMiddleware can say so."""
 
 
 def limit_api_bodies(app: ASGIApp, limit: int = MAX_BODY_BYTES) -> ASGIApp:
@@ -32,13 +36,53 @@ def limit_api_bodies(app: ASGIApp, limit: int = MAX_BODY_BYTES) -> ASGIApp:
             await app(scope, receive, send)
             return
         route_limit = body_limit_for(scope["path"], limit)
-        declared = _declared_length(scope)
+        headers = [(n, v) for n, v in scope.get("headers") or () if n != UNDECLARED_HEADER]
+        scope = {**scope, "headers": headers}
+        declared = declared_length(scope)
         if declared is not None and declared <= route_limit:
             await app(scope, receive, send)
             return
-        await app(scope, _CappedBody(receive, 0 if declared is not None else route_limit + 1), send)
+        if declared is not None:
+            await app(scope, _CappedBody(receive, 0), send)
+            return
+        # No usable Content-Length (chunked): take in at most one byte past the limit and hand
+        # the application that much with its length declared (a WSGI application reads exactly
+        # Content-Length bytes, so an undeclared body would look empty).
+        capped = _CappedBody(receive, route_limit + 1)
+        body = await _read_all(capped)
+        headers = [(n, v) for n, v in headers if n != b"content-length"]
+        headers.append((b"content-length", str(len(body)).encode()))
+        if len(body) > route_limit:
+            headers.append((UNDECLARED_HEADER, b"1"))
+        await app({**scope, "headers": headers}, _Replayed(body, capped), send)
 
     return limited
+
+
+async def _read_all(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+class _Replayed:
+    """``receive`` that hands over an already received body, then what follows it."""
+
+    def __init__(self, body: bytes, rest: Receive) -> None:
+        self.body: bytes | None = body
+        self.rest = rest
+
+    async def __call__(self) -> Message:
+        if self.body is not None:
+            body, self.body = self.body, None
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await self.rest()
 
 
 class _CappedBody:
@@ -74,7 +118,7 @@ class _CappedBody:
                 return message
 
 
-def _declared_length(scope: Scope) -> int | None:
+def declared_length(scope: Scope) -> int | None:
     """The Content-Length as Django's ASGIRequest and then RequestIdMiddleware read it: repeated
     headers joined with ","; absent, empty, not a number or negative is None (no usable length)."""
     values = [

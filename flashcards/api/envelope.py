@@ -7,8 +7,9 @@ import logging
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch, get_script_prefix, get_urlconf, reverse
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import status
 from rest_framework.response import Response
@@ -56,20 +57,34 @@ def request_id_of(request: HttpRequest | Any) -> str:
     return request_id
 
 
+def _path(name: str, fallback: str) -> str:
+    try:
+        return reverse(name)
+    except NoReverseMatch:
+        return fallback
+
+
+_docs_by_origin: dict[tuple[str, ...], dict[str, str]] = {}
+_MAX_ORIGINS = 64
+
+
 def docs_for(request: HttpRequest | Any) -> dict[str, str]:
+    """The absolute documentation links of every envelope, for the origin the request used.
+    Built once per origin and URL prefix (a handful per deployment) instead of on every request."""
     raw = getattr(request, "_request", request)
-
-    def absolute(name: str, fallback: str) -> str:
-        try:
-            path = reverse(name)
-        except NoReverseMatch:
-            path = fallback
-        return raw.build_absolute_uri(path)
-
-    return {
-        "discoveryUrl": absolute("discovery", "/v1/"),
-        "grammarUrl": absolute("grammar", "/v1/agent/grammar"),
-    }
+    urlconf = str(get_urlconf() or settings.ROOT_URLCONF)
+    origin = (raw.scheme, raw.get_host(), get_script_prefix(), urlconf)
+    docs = _docs_by_origin.get(origin)
+    if docs is None:
+        docs = {
+            "discoveryUrl": raw.build_absolute_uri(_path("discovery", "/v1/")),
+            "grammarUrl": raw.build_absolute_uri(_path("grammar", "/v1/agent/grammar")),
+        }
+        if len(_docs_by_origin) >= _MAX_ORIGINS:
+            _docs_by_origin.clear()
+        _docs_by_origin[origin] = docs
+    # A copy: callers may add to their envelope's docs.
+    return dict(docs)
 
 
 def success_body(request: Any, data: dict[str, Any], instructions: str) -> dict[str, Any]:

@@ -16,6 +16,9 @@ MAX_BODY_BYTES = 256 * 1024
 API_PREFIX = "/v1/"
 # Methods whose body a view may read. A GET's body is never parsed, so it is never read here.
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# Set by the server's body limit (flashcards.api.body_limit) on a body that came without
+# Content-Length and ran past the limit: the length it declares is the limit plus one byte.
+UNDECLARED_META = "HTTP_X_FLASHCARDS_UNDECLARED_LENGTH"
 
 
 class RequestIdMiddleware:
@@ -50,6 +53,13 @@ class RequestIdMiddleware:
         if length <= limit:
             # Declared and within the limit: the body is left in the stream for the view to read.
             return None
+        if request.META.get(UNDECLARED_META):
+            # Sent without Content-Length; the server (flashcards.api.body_limit) read one byte
+            # past the limit and declared that much. As for any undeclared body, only a method
+            # whose body a view reads is refused.
+            return (
+                cls._refuse_undeclared(request, limit) if request.method in BODY_METHODS else None
+            )
         return cls._refuse(
             request,
             f"The request body is {length} bytes; the limit is {limit} bytes "
@@ -68,20 +78,24 @@ class RequestIdMiddleware:
         it had been sent with Content-Length."""
         body = _read_at_most(request, limit + 1)
         if len(body) > limit:
-            # Reading stopped at the limit, so the real size is unknown: receivedBytes is null
-            # rather than a made-up number.
-            return cls._refuse(
-                request,
-                f"The request body (sent without Content-Length) is more than {limit} "
-                f"bytes; the limit is {limit} bytes ({describe_bytes(limit)}).",
-                received=None,
-                limit=limit,
-            )
+            return cls._refuse_undeclared(request, limit)
         # The same state `HttpRequest.body` leaves behind after reading the stream itself.
         request._body = body  # type: ignore[attr-defined]
         request._stream = BytesIO(body)  # type: ignore[attr-defined]
         request.META["CONTENT_LENGTH"] = str(len(body))
         return None
+
+    @classmethod
+    def _refuse_undeclared(cls, request: HttpRequest, limit: int) -> HttpResponse:
+        # Reading stopped at the limit, so the real size is unknown: receivedBytes is null rather
+        # than a made-up number.
+        return cls._refuse(
+            request,
+            f"The request body (sent without Content-Length) is more than {limit} "
+            f"bytes; the limit is {limit} bytes ({describe_bytes(limit)}).",
+            received=None,
+            limit=limit,
+        )
 
     @staticmethod
     def _refuse(

@@ -56,10 +56,24 @@ def not_acceptable(accept: str, renderers: Sequence[BaseRenderer]) -> ApiError:
     )
 
 
+_PLAIN_ACCEPTS = frozenset({"*/*", "application/json"})
+
+
 class EnvelopeContentNegotiation(DefaultContentNegotiation):
     def select_renderer(
         self, request: Any, renderers: Sequence[BaseRenderer], format_suffix: str | None = None
     ) -> tuple[BaseRenderer, str]:
+        # What agents send (Accept absent, */* or application/json; no ?format=): the first renderer
+        # when it is JSON, as DRF's negotiation would conclude, without parsing media types.
+        accept = request.META.get("HTTP_ACCEPT", "*/*")
+        if (
+            accept in _PLAIN_ACCEPTS
+            and not format_suffix
+            and renderers
+            and type(renderers[0]) is JSONRenderer
+            and self.settings.URL_FORMAT_OVERRIDE not in request.query_params
+        ):
+            return renderers[0], JSONRenderer.media_type
         try:
             return super().select_renderer(request, renderers, format_suffix)
         except (Http404, NotAcceptable) as exc:

@@ -20,13 +20,25 @@ gets at most n·D/240 extra: under one for 120 requests in less than two seconds
 
 Refused requests still count, so a client hammering through its 429s stays refused. A cache outage
 lets requests through rather than failing them.
+
+Counting without a cache round trip per request: each process takes *slots* of the shared count in
+chunks (one `cache.incr(key, n)` hands it slots total-n+1 … total) and spends them locally, so most
+requests cost a dictionary lookup under a lock. A request is judged by its own slot number exactly
+as above (`previous * (1 - elapsed) + slot <= limit`); slot numbers are unique across processes, so
+the limit holds across every process as before. The chunk shrinks as the estimate nears the limit
+(an eighth of the headroom, at most 32, at least 1): far below the limit a chunk saves up to 31
+round trips, near it every request takes its own slot, so refusals stay exact. The price is that
+a process's unspent slots count as spent: at most 31 per process and minute, and only while the
+key is far from its limit. The previous window's count is read once per window and process.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -39,6 +51,8 @@ logger = logging.getLogger(__name__)
 
 WINDOW_SECONDS = 60
 AGENT_PATH_PREFIX = "/v1/agent/"
+MAX_CHUNK = 32
+HEADROOM_SHARE = 8
 
 
 def rate_limit() -> int:
@@ -47,15 +61,94 @@ def rate_limit() -> int:
 
 
 def principal_key(request: Any) -> str | None:
-    """Whose budget a request spends: its API key, else its logged-in user; anonymous requests
-    (discovery, the grammar page) are not limited."""
+    """Whose budget a request spends: its API key (by its public id, which no other database's
+    key shares), else its logged-in user; anonymous requests (discovery, the grammar page) are not
+    limited."""
     auth = getattr(request, "auth", None)
     if isinstance(auth, ApiKey):
-        return f"key:{auth.pk}"
+        return f"key:{auth.key_id}"
     user = getattr(request, "user", None)
     if user is not None and getattr(user, "is_authenticated", False):
         return f"user:{user.pk}"
     return None
+
+
+@dataclass
+class _Allowance:
+    """One principal's slots of one window in this process: ``ranges`` are reserved, unspent
+    slots as [next, end) pairs, lowest first; ``previous`` is the previous window's shared count."""
+
+    window: int
+    previous: int | None = None
+    ranges: list[list[int]] = field(default_factory=list)
+    last_total: int = 0
+
+
+_allowances: dict[str, _Allowance] = {}
+_lock = threading.Lock()
+MAX_PRINCIPALS = 10_000
+
+
+def reset_local_allowances() -> None:
+    """Forget this process's reserved slots (tests clear the shared cache between cases)."""
+    with _lock:
+        _allowances.clear()
+
+
+def _window_key(principal: str, window: int) -> str:
+    return f"agent-rate:{principal}:{window}"
+
+
+def _take_local(principal: str, window: int) -> tuple[int, int] | _Allowance:
+    """A reserved slot and the previous count when this process has one; else the allowance to
+    refill."""
+    with _lock:
+        allowance = _allowances.get(principal)
+        if allowance is None or allowance.window != window:
+            if len(_allowances) >= MAX_PRINCIPALS:
+                _allowances.clear()
+            allowance = _allowances[principal] = _Allowance(window)
+        if allowance.ranges and allowance.previous is not None:
+            spare = allowance.ranges[0]
+            slot = spare[0]
+            spare[0] += 1
+            if spare[0] >= spare[1]:
+                allowance.ranges.pop(0)
+            return slot, allowance.previous
+        return allowance
+
+
+def _reserve(
+    principal: str, window: int, allowance: _Allowance, limit: int, elapsed: float
+) -> tuple[int, int]:
+    """Take a chunk of slots from the shared count; returns this request's slot and the previous
+    window's count."""
+    previous = allowance.previous
+    if previous is None:
+        previous = int(cache.get(_window_key(principal, window - 1)) or 0)
+    headroom = limit - previous * (1 - elapsed) - allowance.last_total
+    chunk = max(1, min(MAX_CHUNK, int(headroom // HEADROOM_SHARE)))
+    cache_key = _window_key(principal, window)
+    try:
+        # Two windows' life: made at or after its window's start, the count outlives the next
+        # window, which reads it as `previous`.
+        cache.add(cache_key, 0, timeout=WINDOW_SECONDS * 2)
+        total = cache.incr(cache_key, chunk)
+    except ValueError:
+        # The key expired between add and incr (clock at the window edge): start it again.
+        cache.set(cache_key, chunk, timeout=WINDOW_SECONDS * 2)
+        total = chunk
+    first = total - chunk + 1
+    with _lock:
+        if allowance.window == window:
+            allowance.previous = previous
+            allowance.last_total = max(allowance.last_total, total)
+            # Kept beside any slots another thread of this process reserved meanwhile: every
+            # reserved slot is spent by some request, so none of the budget lapses unused.
+            if chunk > 1:
+                allowance.ranges.append([first + 1, total + 1])
+                allowance.ranges.sort()
+    return first, previous
 
 
 def consume(principal: str, *, now: float | None = None) -> float | None:
@@ -67,25 +160,19 @@ def consume(principal: str, *, now: float | None = None) -> float | None:
         return None
     now = time.time() if now is None else now
     window = int(now // WINDOW_SECONDS)
-    cache_key = f"agent-rate:{principal}:{window}"
-    try:
-        try:
-            # Two windows' life: made at or after its window's start, the count outlives the next
-            # window, which reads it as `previous`.
-            cache.add(cache_key, 0, timeout=WINDOW_SECONDS * 2)
-            current = cache.incr(cache_key)
-        except ValueError:
-            # The key expired between add and incr (clock at the window edge): start it again.
-            cache.set(cache_key, 1, timeout=WINDOW_SECONDS * 2)
-            current = 1
-        previous = int(cache.get(f"agent-rate:{principal}:{window - 1}") or 0)
-    except Exception:
-        logger.exception("Rate-limit cache unavailable; letting the request through")
-        return None
     elapsed = (now - window * WINDOW_SECONDS) / WINDOW_SECONDS
-    if previous * (1 - elapsed) + current <= limit:
+    local = _take_local(principal, window)
+    if isinstance(local, tuple):
+        slot, previous = local
+    else:
+        try:
+            slot, previous = _reserve(principal, window, local, limit, elapsed)
+        except Exception:
+            logger.exception("Rate-limit cache unavailable; letting the request through")
+            return None
+    if previous * (1 - elapsed) + slot <= limit:
         return None
-    wait = _seconds_until_allowed(now, window, previous, current, limit)
+    wait = _seconds_until_allowed(now, window, previous, slot, limit)
     # Capped at one window: clients of a per-minute limit expect Retry-After within a minute.
     # A client that spent a whole minute's budget and retries then may be told to wait a little
     # more (the estimate still weighs that minute); nothing gets through early.

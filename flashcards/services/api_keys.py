@@ -11,8 +11,10 @@ from datetime import timedelta
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 
-from flashcards.models import ApiKey, Workspace
+from flashcards.models import ApiKey, Membership, Workspace
+from flashcards.services import key_cache
 from flashcards.services.common import DomainError, check_storable, now_ms
 from flashcards.services.workspaces import get_member_workspace
 
@@ -20,6 +22,7 @@ ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 KEY_ID_LENGTH = 8
 SECRET_LENGTH = 26
 LAST_USED_REFRESH = timedelta(minutes=5)
+_DUMMY_HASH = hashlib.sha256(b"0" * SECRET_LENGTH).hexdigest()
 _KEY_RE = re.compile(r"^FCA_([0-9A-HJKMNP-TV-Z]{8})_([0-9A-HJKMNP-TV-Z]{26})$")
 
 
@@ -82,17 +85,41 @@ def parse_key(raw: str) -> tuple[str, str]:
     return match.group(1), match.group(2)
 
 
+def _load_key(key_id: str) -> ApiKey | None:
+    """The key with its user and selected workspace in one query; ``selection_is_member`` says
+    whether the selection is still a live workspace of the key's user, so that
+    ``resolve_key_workspace`` needs no query of its own in the common case."""
+    membership = Membership.objects.filter(
+        user_id=OuterRef("user_id"),
+        workspace_id=OuterRef("selected_workspace_id"),
+        workspace__deleted_at__isnull=True,
+    )
+    return (
+        ApiKey.objects.select_related("user", "selected_workspace")
+        .annotate(selection_is_member=Exists(membership))
+        .filter(key_id=key_id)
+        .first()
+    )
+
+
 def authenticate_api_key(raw: str) -> ApiKey:
+    """The active key a raw ``fca_…`` string names, or InvalidApiKey. Served from the per-process
+    cache of ``key_cache`` when it holds the key (no query); loaded by one query otherwise."""
     key_id, secret = parse_key(raw)
-    api_key = ApiKey.objects.select_related("user").filter(key_id=key_id).first()
-    # Compare against a dummy hash when the id is unknown so timing does not reveal key ids.
-    expected = api_key.secret_hash if api_key else hash_secret("0" * SECRET_LENGTH)
-    if not hmac.compare_digest(expected, hash_secret(secret)) or api_key is None:
-        raise InvalidApiKey("Unknown API key or wrong secret.")
-    if api_key.revoked_at is not None:
-        raise InvalidApiKey("This API key has been revoked.")
-    if not api_key.user.is_active:
-        raise InvalidApiKey("The key's user is inactive.")
+    digest = hash_secret(secret)
+    generation = key_cache.current_generation()
+    api_key = key_cache.keys.get(key_id, digest, generation)
+    if api_key is None:
+        api_key = _load_key(key_id)
+        # Compare against a dummy hash when the id is unknown so timing does not reveal key ids.
+        expected = api_key.secret_hash if api_key else _DUMMY_HASH
+        if not hmac.compare_digest(expected, digest) or api_key is None:
+            raise InvalidApiKey("Unknown API key or wrong secret.")
+        if api_key.revoked_at is not None:
+            raise InvalidApiKey("This API key has been revoked.")
+        if not api_key.user.is_active:
+            raise InvalidApiKey("The key's user is inactive.")
+        key_cache.keys.put(api_key, generation)
     now = now_ms()
     if api_key.last_used_at is None or now - api_key.last_used_at >= LAST_USED_REFRESH:
         api_key.last_used_at = now

@@ -3,11 +3,15 @@ and change-log allocation."""
 
 from __future__ import annotations
 
+import functools
 import math
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 from django.db import transaction
 from django.utils import timezone as dj_timezone
@@ -26,6 +30,34 @@ CHANGE_COLUMNS = (
     "operation_id",
     "recorded_at",
 )
+
+_Service = TypeVar("_Service", bound=Callable[..., Any])
+_all_or_nothing: ContextVar[bool] = ContextVar("services_all_or_nothing", default=False)
+
+
+@contextmanager
+def all_or_nothing() -> Iterator[None]:
+    """One transaction for several service calls that share one fate: any error leaves the block
+    and rolls everything back (the dialect runs a request's statements this way). Write services
+    called inside need no savepoint of their own, which saves two statements per call."""
+    with transaction.atomic():
+        token = _all_or_nothing.set(True)
+        try:
+            yield
+        finally:
+            _all_or_nothing.reset(token)
+
+
+def write_service(function: _Service) -> _Service:
+    """``transaction.atomic`` for a write service: its own transaction, or a savepoint inside a
+    caller's — except inside ``all_or_nothing``, where a failure ends the whole block anyway."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with transaction.atomic(savepoint=not _all_or_nothing.get()):
+            return function(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 class DomainError(Exception):

@@ -11,8 +11,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
-
 from flashcards.models import EFFORT_LEVELS, Card, Deck, Tag, Workspace
 from flashcards.services.common import (
     DomainError,
@@ -23,6 +21,7 @@ from flashcards.services.common import (
     lock_workspace,
     now_ms,
     record_changes,
+    write_service,
 )
 from flashcards.services.tags import (
     canonical_spelling,
@@ -285,7 +284,8 @@ def _delete(
     ids: Sequence[object],
     context: WriteContext | None,
 ) -> list[Any]:
-    """Soft delete. Tag rows stay (reads filter them out with their row); review events stay."""
+    """Soft delete. The tag rows go with the row (tag rows exist for live rows only, so tag counts
+    need no join to the cards); the row keeps its ``tags``; review events stay."""
     check_bulk_size(len(ids), kind.plural)
     context = context or WriteContext()
     ws = lock_workspace(workspace)
@@ -301,13 +301,14 @@ def _delete(
         last_modified_by_replica_id=replica,
         last_operation_id=operation,
     )
+    kind.replace_tags(ws, {o.id: [] for o in objects}, {})
     record_changes(
         ws, kind.entity_type, (o.id for o in objects), action="delete", context=context, at=at
     )
     return objects
 
 
-@transaction.atomic
+@write_service
 def create_cards(
     workspace: Workspace, rows: Sequence[Mapping[str, Any]], *, context: WriteContext | None = None
 ) -> list[Card]:
@@ -315,7 +316,7 @@ def create_cards(
     return _create(CARDS, workspace, rows, context)
 
 
-@transaction.atomic
+@write_service
 def update_cards(
     workspace: Workspace,
     card_ids: Sequence[object],
@@ -328,7 +329,7 @@ def update_cards(
     return _update(CARDS, workspace, card_ids, changes, context)
 
 
-@transaction.atomic
+@write_service
 def delete_cards(
     workspace: Workspace, card_ids: Sequence[object], *, context: WriteContext | None = None
 ) -> list[Card]:
@@ -336,14 +337,14 @@ def delete_cards(
     return _delete(CARDS, workspace, card_ids, context)
 
 
-@transaction.atomic
+@write_service
 def create_decks(
     workspace: Workspace, rows: Sequence[Mapping[str, Any]], *, context: WriteContext | None = None
 ) -> list[Deck]:
     return _create(DECKS, workspace, rows, context)
 
 
-@transaction.atomic
+@write_service
 def update_decks(
     workspace: Workspace,
     deck_ids: Sequence[object],
@@ -354,7 +355,7 @@ def update_decks(
     return _update(DECKS, workspace, deck_ids, changes, context)
 
 
-@transaction.atomic
+@write_service
 def delete_decks(
     workspace: Workspace, deck_ids: Sequence[object], *, context: WriteContext | None = None
 ) -> list[Deck]:

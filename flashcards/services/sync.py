@@ -222,6 +222,7 @@ def _apply_snapshot(
     if entity is not None and not stamp > _stamp_of(entity):
         return _Outcome("ignored")
     creating = entity is None
+    was_live = entity is not None and entity.deleted_at is None
     if entity is None:
         entity = kind.model(id=pk, workspace=ws, created_at=created_at or at)
     resolved = resolve_tags(ws, [fields["tags"]]) if "tags" in fields else {}
@@ -232,8 +233,13 @@ def _apply_snapshot(
     _stamp_entity(entity, at, stamp)
     with _fresh_id(kind.id_column, pk):
         entity.save(force_insert=creating)
-    if "tags" in fields:
-        kind.replace_tags(ws, {entity.pk: entity.tags}, resolved)
+    live = entity.deleted_at is None
+    if "tags" in fields or live != was_live:
+        # Tag rows exist for live rows only: a tombstone has none, a row brought back gets its
+        # tags' rows again.
+        if live and not resolved:
+            resolved = resolve_tags(ws, [entity.tags])
+        kind.replace_tags(ws, {entity.pk: list(entity.tags) if live else []}, resolved)
     action = "delete" if fields["deleted_at"] else "upsert"
     [change_id] = record_changes(
         ws, kind.entity_type, [entity.pk], action=action, context=context, at=at

@@ -478,6 +478,7 @@ def _write_tag_rows(ws: Workspace, plan: _Plan, resolved: dict[str, Tag]) -> Non
         (
             CardTag(workspace=ws, card_id=card.id, tag=resolved[tag.lower()], position=i)
             for card in plan.cards
+            if card.deleted_at is None  # tag rows exist for live rows only
             for i, tag in enumerate(card.tags)
         ),
         batch_size=BATCH,
@@ -486,6 +487,7 @@ def _write_tag_rows(ws: Workspace, plan: _Plan, resolved: dict[str, Tag]) -> Non
         (
             DeckTag(workspace=ws, deck_id=deck.id, tag=resolved[tag.lower()], position=i)
             for deck in plan.decks
+            if deck.deleted_at is None
             for i, tag in enumerate(deck.tags)
         ),
         batch_size=BATCH,

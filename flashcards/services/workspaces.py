@@ -9,6 +9,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
 from flashcards.models import ApiKey, Membership, UserProfile, Workspace
+from flashcards.services import key_cache
 from flashcards.services.common import DomainError, NotFoundError, check_storable, now_ms
 
 DEFAULT_WORKSPACE_NAME = "Personal"
@@ -118,11 +119,16 @@ def _self_heal(
 
 
 def resolve_key_workspace(api_key: ApiKey) -> Workspace:
-    """The workspace a request with this key acts on, after self-healing the selection."""
+    """The workspace a request with this key acts on, after self-healing the selection. A key
+    from ``authenticate_api_key`` arrives with its selection loaded and checked
+    (``selection_is_member``): then no query is needed."""
+    if getattr(api_key, "selection_is_member", False) and api_key.selected_workspace_id:
+        return api_key.selected_workspace
     workspace, changed = _self_heal(api_key.user, api_key.selected_workspace_id)
     if changed:
         api_key.selected_workspace = workspace
         ApiKey.objects.filter(pk=api_key.pk).update(selected_workspace=workspace)
+        key_cache.invalidate()
     if workspace is None:
         raise WorkspaceSelectionRequired()
     return workspace
@@ -130,8 +136,9 @@ def resolve_key_workspace(api_key: ApiKey) -> Workspace:
 
 def select_key_workspace(api_key: ApiKey, workspace_id: object) -> Workspace:
     workspace = get_member_workspace(api_key.user, workspace_id)
-    api_key.selected_workspace = workspace
     ApiKey.objects.filter(pk=api_key.pk).update(selected_workspace=workspace)
+    key_cache.invalidate()
+    api_key.selected_workspace = workspace
     return workspace
 
 

@@ -81,3 +81,43 @@ def test_bulk_writes_cost_a_constant_number_of_queries(api, workspace):
     few, many = insert("a", 2), insert("b", 100)
     assert few <= many <= few + 4
     assert update("a") == update("b")
+
+
+@pytest.fixture
+def _query_log_elsewhere(monkeypatch):
+    """The query log is written by a background thread when served (tests/dsl/
+    test_querylog_writer.py); here its rows are dropped so only the request's own queries count."""
+    from dsl.querylog_writer import writer
+
+    monkeypatch.setattr(writer, "submit", lambda row: None)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_repeated_read_by_a_known_key_costs_one_round_trip(api, workspace, _query_log_elsewhere):
+    """The key, its user and its workspace come from the per-process cache, the statement from
+    the prepared caches: the request's only query is its own."""
+    make_cards(workspace, 30, tags=["t1"])
+    statement = "SELECT card_id, front_text FROM cards WHERE tags OVERLAP ('t1') LIMIT 20"
+    post_sql(api, statement)
+    post_sql(api, statement)
+    with CaptureQueriesContext(connection) as captured:
+        response = post_sql(api, statement)
+    assert response.status_code == 200
+    queries = [q["sql"] for q in captured.captured_queries]
+    assert len(queries) == 1, queries
+
+
+@pytest.mark.django_db(transaction=True)
+def test_dialect_writes_take_no_savepoints(api, workspace, _query_log_elsewhere):
+    """A request's statements share one transaction and one fate, so the write services called
+    inside it open no savepoints of their own (flashcards.services.all_or_nothing)."""
+    make_cards(workspace, 20)
+    with CaptureQueriesContext(connection) as captured:
+        response = post_sql(
+            api,
+            "UPDATE cards SET back_text = 'edited' WHERE front_text LIKE '%'; "
+            "INSERT INTO cards (front_text, back_text) VALUES ('a', 'b'); "
+            "DELETE FROM cards WHERE front_text = 'a'",
+        )
+    assert response.status_code == 200, response.json()
+    assert not [q for q in captured.captured_queries if "SAVEPOINT" in q["sql"].upper()]

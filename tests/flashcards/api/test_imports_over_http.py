@@ -1,5 +1,5 @@
 """The import and export routes through the real ASGI app (uvicorn): the upload limit of its own
-in both body-limit layers, and the export streamed through Django's async response path."""
+in both body-limit layers, and the export streamed by the server as it is read."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_a_declared_upload_over_the_import_limit_is_refused_before_it_is_sent(
 
 
 @pytest.mark.slow
-def test_the_export_streams_over_asgi(live_server_url, api_key, workspace):
+def test_the_export_streams_over_http(live_server_url, api_key, workspace):
     for start in range(0, 1200, 100):
         make_cards(workspace, 100, back_text=f"batch {start}")
     with httpx.stream(

@@ -162,3 +162,117 @@ class UnreachableCache(BaseCache):
 )
 def test_a_cache_outage_lets_requests_through():
     assert spend(5, START) == [None] * 5
+
+
+class _Processes:
+    """Several server processes in one test: each has its own reserved slots (the module's local
+    state, swapped in and out) and all share the one cache."""
+
+    def __init__(self, count: int) -> None:
+        self._states = [{} for _ in range(count)]
+
+    def consume(self, process: int, principal: str, now: float) -> float | None:
+        from flashcards.api import throttling
+
+        saved = throttling._allowances
+        throttling._allowances = self._states[process]
+        try:
+            return consume(principal, now=now)
+        finally:
+            throttling._allowances = saved
+
+
+class _CountingCache:
+    def __init__(self, monkeypatch):
+        from flashcards.api import throttling
+
+        self.calls = 0
+        real = throttling.cache
+
+        def counted(name):
+            original = getattr(real, name)
+
+            def call(*args, **kwargs):
+                self.calls += 1
+                return original(*args, **kwargs)
+
+            return call
+
+        for name in ("get", "add", "incr", "set"):
+            monkeypatch.setattr(real, name, counted(name))
+
+
+@override_settings(AGENT_RATE_LIMIT=120)
+def test_most_requests_far_below_the_limit_touch_no_shared_cache(monkeypatch):
+    counter = _CountingCache(monkeypatch)
+    start = 100 * WINDOW_SECONDS
+    for n in range(40):
+        assert consume("key:CHUNKS00", now=start + n * 0.1) is None
+    # Slots are reserved in chunks (an eighth of the headroom, at most 32): far fewer than 40
+    # round trips of get + add + incr each.
+    assert counter.calls <= 3 * 6
+
+
+@override_settings(AGENT_RATE_LIMIT=60)
+@pytest.mark.parametrize("processes", [1, 2, 4])
+def test_a_burst_across_processes_gets_exactly_the_budget(processes):
+    pool = _Processes(processes)
+    start = 200 * WINDOW_SECONDS
+    allowed = sum(
+        pool.consume(n % processes, "key:BURST000", now=start + n * 0.001) is None
+        for n in range(200)
+    )
+    assert allowed == 60
+
+
+@override_settings(AGENT_RATE_LIMIT=60)
+def test_reserved_slots_never_let_more_than_the_limit_through_over_time():
+    """Spread load from three processes over three minutes: the sliding estimate over any minute
+    never passes the limit by more than the reserved slots that lapse unspent."""
+    pool = _Processes(3)
+    start = 300 * WINDOW_SECONDS
+    times = [start + n * 0.25 for n in range(3 * 4 * WINDOW_SECONDS)]  # 4 requests a second
+    allowed_at = [
+        t for n, t in enumerate(times) if pool.consume(n % 3, "key:SPREAD00", now=t) is None
+    ]
+    for window_start in range(start, start + 2 * WINDOW_SECONDS, 5):
+        in_minute = [t for t in allowed_at if window_start <= t < window_start + WINDOW_SECONDS]
+        assert len(in_minute) <= 60 * 1.5  # the two-window estimate's known slack, not more
+    per_window = {}
+    for t in allowed_at:
+        per_window[int(t // WINDOW_SECONDS)] = per_window.get(int(t // WINDOW_SECONDS), 0) + 1
+    assert all(count <= 60 for count in per_window.values())
+
+
+def test_the_budget_is_named_after_the_keys_public_id(api_key):
+    from flashcards.api.throttling import principal_key
+
+    class Request:
+        auth = api_key
+        user = None
+
+    assert principal_key(Request()) == f"key:{api_key.key_id}"
+
+
+@override_settings(AGENT_RATE_LIMIT=30)
+def test_concurrent_threads_of_one_process_lose_none_of_the_budget():
+    """Threads refilling at the same moment keep each other's slots: every slot of the budget
+    is spent by some request, so exactly the limit passes."""
+    import threading
+
+    start = 400 * WINDOW_SECONDS
+    results = []
+    lock = threading.Lock()
+
+    def burst():
+        for n in range(10):
+            allowed = consume("key:THREADS0", now=start + n * 0.01) is None
+            with lock:
+                results.append(allowed)
+
+    threads = [threading.Thread(target=burst) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results.count(True) == 30

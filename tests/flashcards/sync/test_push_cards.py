@@ -296,3 +296,30 @@ def test_push_costs_a_bounded_number_of_queries_per_operation(api, workspace):
 
     one, ten = cost(1, 1), cost(10, 2)
     assert (ten - one) / 9 <= 12
+
+
+def _tag_rows(card_id: str) -> list[str]:
+    return list(
+        CardTag.objects.filter(card_id=card_id)
+        .order_by("position")
+        .values_list("tag__name", flat=True)
+    )
+
+
+def test_tag_rows_exist_for_live_cards_only(sync, workspace):
+    """A tombstone takes its tag rows with it (the card keeps its tags); a card brought back —
+    with or without tags in the snapshot — gets them again. Whole-workspace tag counts rely on it
+    (they read the tag rows without joining the cards)."""
+    card_id = new_id()
+    sync.push_one(card_op(card_id, at=ts(1), tags=["a", "b"]))
+    assert _tag_rows(card_id) == ["a", "b"]
+    sync.push_one(card_op(card_id, at=ts(2), deleted_at=ts(2), tags=["a", "b"]))
+    assert _tag_rows(card_id) == [] and Card.objects.get(pk=card_id).tags == ["a", "b"]
+    sync.push_one({**card_op(card_id, at=ts(3)), "payload": {"deleted_at": None}})
+    assert _tag_rows(card_id) == ["a", "b"]
+    sync.push_one({**card_op(card_id, at=ts(4)), "payload": {"deleted_at": ts(4)}})
+    assert _tag_rows(card_id) == []
+    sync.push_one(card_op(card_id, at=ts(5), deleted_at=None, tags=["c"]))
+    assert _tag_rows(card_id) == ["c"]
+    services.delete_cards(workspace, [card_id])
+    assert _tag_rows(card_id) == []
