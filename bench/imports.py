@@ -1,4 +1,4 @@
-"""Importing a large Anki package (docs/benchmarks.md §4): a schema-11 collection of N Basic
+"""Importing a large Anki package (docs/benchmarks.md §7): a schema-11 collection of N Basic
 notes, every 10th card with a 3-review history, zipped as an .apkg and imported into a fresh
 workspace through ``flashcards.interchange.run.import_file`` — the code the HTTP route runs.
 Each size runs in a process of its own, so its peak resident memory is its own: flat memory

@@ -4,7 +4,7 @@ below Django's public API in the write path, kept here with its own tests
 
 Why: ``QuerySet.bulk_create`` builds a model instance per row and compiles one statement per
 batch — on SQLite a batch is only 999 parameters, so a card (27 columns) goes 37 to a statement —
-and that, not the database, was most of the time of a 50,000-note import (docs/benchmarks.md §4).
+and that, not the database, was most of the time of a 50,000-note import (docs/benchmarks.md §7).
 Here each value is converted by its field's ``get_db_prep_save``, exactly what ``bulk_create``
 does before binding, and the rows go to the database with ``executemany`` on SQLite (one prepared
 statement), with ``COPY ... FROM STDIN`` on PostgreSQL for 500 rows or more, and as multi-row
