@@ -32,6 +32,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from dsl.models import QueryLog
+from flashcards.services.bulk_rows import insert_rows
 
 logger = logging.getLogger(__name__)
 
@@ -50,24 +51,16 @@ class WriterStats:
     failed: int = 0  # rows the database refused even one by one (each logged)
 
 
+_COLUMNS = tuple(field.attname for field in QueryLog._meta.concrete_fields if not field.primary_key)
+
+
 def _insert_many(rows: Sequence[QueryLog]) -> None:
-    """One INSERT executed for every row, in one transaction: ``bulk_create`` without its per-row
-    SQL assembly (most of its cost at a few dozen rows). Values go through each field's own
-    ``get_db_prep_save``, so they are stored exactly as the ORM stores them
-    (tests/dsl/test_querylog_writer.py)."""
-    fields = [field for field in QueryLog._meta.concrete_fields if not field.primary_key]
-    quote = connection.ops.quote_name
-    sql = (
-        f"INSERT INTO {quote(QueryLog._meta.db_table)} "
-        f"({', '.join(quote(field.column) for field in fields)}) "
-        f"VALUES ({', '.join(['%s'] * len(fields))})"
-    )
-    params = [
-        [field.get_db_prep_save(getattr(row, field.attname), connection) for field in fields]
-        for row in rows
-    ]
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.executemany(sql, params)
+    """The batch in one transaction through the plain multi-row INSERT the bulk writers share
+    (``flashcards.services.bulk_rows``): ``bulk_create`` without its per-row SQL assembly, most of
+    its cost at a few dozen rows; values go through each field's ``get_db_prep_save``, so they are
+    stored exactly as the ORM stores them (tests/dsl/test_querylog_writer.py)."""
+    with transaction.atomic():
+        insert_rows(QueryLog, _COLUMNS, ([getattr(row, c) for c in _COLUMNS] for row in rows))
 
 
 def write_rows(rows: Sequence[QueryLog], stats: WriterStats | None = None) -> None:
