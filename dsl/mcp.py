@@ -49,7 +49,7 @@ from flashcards.api.envelope import (
     success_body,
 )
 from flashcards.api.middleware import MAX_BODY_BYTES
-from flashcards.api.throttling import consume, retry_after_seconds
+from flashcards.api.throttling import consume, principal_key, retry_after_seconds
 from flashcards.api.views_discovery import MCP_TOOL_NAMES
 from flashcards.api.workspace import request_workspace
 from flashcards.oauth.tokens import (
@@ -281,16 +281,34 @@ def _result(body: dict[str, Any]) -> CallToolResult:
     )
 
 
-def _run(request: ASGIRequest, work: Callable[[ASGIRequest], dict[str, Any]]) -> dict[str, Any]:
-    """Rate-limit, run `work`, and turn any failure into the same envelope REST would send."""
+def _run(
+    request: ASGIRequest,
+    work: Callable[[ASGIRequest], dict[str, Any]],
+    sql: str | None = None,
+) -> dict[str, Any]:
+    """Rate-limit, run `work`, and turn any failure into the same envelope REST would send. A SQL
+    tool call (``sql`` given) refused before the dialect ran still gets its query-log row."""
     close_old_connections()
+    started = time.perf_counter()
     try:
-        wait = consume(f"key:{request.auth.pk}")  # type: ignore[attr-defined]
+        # The same budget as the key's REST requests, named after its public id (never its row
+        # number, which a fresh database hands out again).
+        wait = consume(principal_key(request) or "")
         if wait is not None:
             raise Throttled(wait=retry_after_seconds(wait))
         return work(request)
     except Exception as exc:  # every failure becomes an envelope; unexpected ones are logged there
-        return _error_response(exc, request).data
+        response = _error_response(exc, request)
+        if sql is not None:
+            log_failure(
+                request,
+                surface="mcp",
+                body=response.data,
+                status_code=response.status_code,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                sql=sql,
+            )
+        return response.data
     finally:
         close_old_connections()
 
@@ -304,9 +322,11 @@ def _error_response(exc: Exception, request: ASGIRequest) -> Response:
     return error_response_for(exc, request)
 
 
-async def _tool(ctx: Context, work: Callable[[ASGIRequest], dict[str, Any]]) -> CallToolResult:
+async def _tool(
+    ctx: Context, work: Callable[[ASGIRequest], dict[str, Any]], sql: str | None = None
+) -> CallToolResult:
     request = _call_request(ctx)
-    body = await sync_to_async(_run, thread_sensitive=True)(request, work)
+    body = await sync_to_async(_run, thread_sensitive=True)(request, work, sql)
     return _result(body)
 
 
@@ -475,14 +495,14 @@ def build_server() -> MCPServer:
         dry_run: Annotated[bool, Field(description="Run, report, then roll back.")] = False,
         workspace_id: WorkspaceId = None,
     ) -> CallToolResult:
-        return await _tool(ctx, _sql_work(sql, "any", dry_run, workspace_id))
+        return await _tool(ctx, _sql_work(sql, "any", dry_run, workspace_id), sql)
 
     async def sql_query(
         ctx: Context,
         sql: Annotated[str, Field(description="SHOW TABLES, DESCRIBE or SELECT statements.")],
         workspace_id: WorkspaceId = None,
     ) -> CallToolResult:
-        return await _tool(ctx, _sql_work(sql, "read", False, workspace_id))
+        return await _tool(ctx, _sql_work(sql, "read", False, workspace_id), sql)
 
     async def sql_execute(
         ctx: Context,
@@ -490,7 +510,7 @@ def build_server() -> MCPServer:
         dry_run: Annotated[bool, Field(description="Run, report, then roll back.")] = False,
         workspace_id: WorkspaceId = None,
     ) -> CallToolResult:
-        return await _tool(ctx, _sql_work(sql, "write", dry_run, workspace_id))
+        return await _tool(ctx, _sql_work(sql, "write", dry_run, workspace_id), sql)
 
     async def submit_review(
         ctx: Context,
