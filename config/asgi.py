@@ -21,6 +21,8 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from config.keys import refuse_development_key
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django_wsgi_application = get_wsgi_application()
 
@@ -32,6 +34,8 @@ from dsl.mcp import MCP_PATH, build_app  # noqa: E402  (needs Django set up firs
 from dsl.querylog_writer import writer as query_log_writer  # noqa: E402
 from flashcards.api.body_limit import limit_api_bodies  # noqa: E402
 from flashcards.api.cors import cors_for_asgi  # noqa: E402
+
+refuse_development_key(settings)
 
 # The API's 256 KiB body limit is applied while the body arrives (flashcards.api.body_limit), so an
 # oversized upload is never received whole, and a body sent without Content-Length reaches Django

@@ -9,6 +9,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config.keys import DEVELOPMENT_SECRET_KEY
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -27,8 +29,10 @@ DEBUG = env_bool("DEBUG", False)
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
+    # DJANGO_ALLOW_INSECURE_KEY is set by manage.py for operator commands that sign nothing; the
+    # served application refuses the development key outside DEBUG all the same (config.keys).
     if DEBUG or os.environ.get("DJANGO_ALLOW_INSECURE_KEY") == "1":
-        SECRET_KEY = "django-insecure-dev-only-key-do-not-use-in-production"
+        SECRET_KEY = DEVELOPMENT_SECRET_KEY
     else:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
 

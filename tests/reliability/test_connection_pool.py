@@ -63,7 +63,7 @@ def _serve(pool_size: int, pool_timeout: float = 10) -> Iterator[str]:
         "DB_POOL_MIN_SIZE": "1",
         "DB_POOL_TIMEOUT": str(pool_timeout),
         "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DJANGO_ALLOW_INSECURE_KEY": "1",
+        "SECRET_KEY": "pool-test-" + os.urandom(16).hex(),
         "DEBUG": "0",
         "ALLOWED_HOSTS": "127.0.0.1",
         "AGENT_RATE_LIMIT": "0",
