@@ -360,7 +360,9 @@ class Deadline:
 @contextmanager
 def statement_deadline(seconds: float) -> Iterator[Deadline]:
     """Bound the database time of everything run inside. On SQLite a progress handler aborts the
-    running statement once the deadline passes; it is removed on exit."""
+    running statement once the deadline passes, and the wait for another writer's lock (the busy
+    timeout, which no progress handler sees) is cut to the same budget, so a locked database
+    answers "database is locked" (a 503) within the limit; both are restored on exit."""
     deadline = Deadline(seconds)
     if connection.vendor != "sqlite":
         yield deadline
@@ -372,10 +374,18 @@ def statement_deadline(seconds: float) -> Iterator[Deadline]:
         return 1 if time.monotonic() > deadline.expires_at else 0
 
     raw.set_progress_handler(over_time, SQLITE_PROGRESS_STEPS)
+    configured_ms = sqlite_busy_timeout_ms(connection)
+    raw.execute(f"PRAGMA busy_timeout = {min(configured_ms, max(1, int(seconds * 1000)))}")
     try:
         yield deadline
     finally:
         raw.set_progress_handler(None, SQLITE_PROGRESS_STEPS)
+        raw.execute(f"PRAGMA busy_timeout = {configured_ms}")
+
+
+def sqlite_busy_timeout_ms(db: Any = connection) -> int:
+    """The busy timeout a SQLite connection was opened with (config/settings.py)."""
+    return int(float(db.settings_dict.get("OPTIONS", {}).get("timeout", 5)) * 1000)
 
 
 def read_transaction_needed() -> bool:
