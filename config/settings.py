@@ -336,10 +336,26 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
+# Request ids (flashcards.api.request_id): the X-Request-Id (REQUEST_ID_HEADER) of a request from
+# one of these peers (addresses or networks: the reverse proxy) is kept as its id; from any other
+# peer it is ignored. Every log line carries the id of the request that wrote it.
+TRUSTED_PROXY_IPS = env_list("TRUSTED_PROXY_IPS")
+REQUEST_ID_HEADER = os.environ.get("REQUEST_ID_HEADER", "X-Request-Id")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "flashcards.api.request_id.RequestIdFilter"}},
+    "formatters": {
+        "line": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["request_id"],
+            "formatter": "line",
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
 

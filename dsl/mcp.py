@@ -15,7 +15,6 @@ import io
 import json
 import logging
 import time
-import uuid
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -49,6 +48,7 @@ from flashcards.api.envelope import (
     success_body,
 )
 from flashcards.api.middleware import MAX_BODY_BYTES
+from flashcards.api.request_id import request_id_context, request_id_for
 from flashcards.api.throttling import consume, principal_key, retry_after_seconds
 from flashcards.api.views_discovery import MCP_TOOL_NAMES
 from flashcards.api.workspace import request_workspace
@@ -100,7 +100,7 @@ def _authenticate(scope: Scope) -> ASGIRequest:
     close_old_connections()
     request = ASGIRequest(scope, io.BytesIO())
     request.get_host()  # raises DisallowedHost outside ALLOWED_HOSTS, as for every Django view
-    request.request_id = str(uuid.uuid4())  # type: ignore[attr-defined]
+    request.request_id = request_id_for(request)  # type: ignore[attr-defined]
     header = request.headers.get("Authorization", "")
     raw = key_from_header(header) if header else None
     if not header:
@@ -161,7 +161,7 @@ def _too_large(scope: Scope, declared: int | None) -> _Refused:
     """The REST 413 envelope (flashcards.api.middleware), in MCP terms."""
     request = ASGIRequest(scope, io.BytesIO())
     request.get_host()
-    request.request_id = str(uuid.uuid4())  # type: ignore[attr-defined]
+    request.request_id = request_id_for(request)  # type: ignore[attr-defined]
     size = f"is {declared} bytes" if declared is not None else "is more than the limit"
     body = error_body(
         request,
@@ -262,13 +262,14 @@ async def _send_json(
 
 
 def _call_request(ctx: Context) -> ASGIRequest:
-    """The authenticated request of this call, with a fresh request id per tool call."""
+    """The authenticated request of this call, with its own request id (a trusted proxy's, else a
+    fresh one per tool call)."""
     http_request = ctx.request_context.request
     scope = getattr(http_request, "scope", None) or {}
     request = scope.get(SCOPE_REQUEST)
     if request is None:
         raise RuntimeError("MCP tool called without ApiKeyMiddleware in front of it")
-    request.request_id = str(uuid.uuid4())
+    request.request_id = request_id_for(request)
     return request
 
 
@@ -291,6 +292,19 @@ def _run(
     close_old_connections()
     started = time.perf_counter()
     try:
+        with request_id_context(request_id_of(request)):
+            return _run_logged(request, work, sql, started)
+    finally:
+        close_old_connections()
+
+
+def _run_logged(
+    request: ASGIRequest,
+    work: Callable[[ASGIRequest], dict[str, Any]],
+    sql: str | None,
+    started: float,
+) -> dict[str, Any]:
+    try:
         # The same budget as the key's REST requests, named after its public id (never its row
         # number, which a fresh database hands out again).
         wait = consume(principal_key(request) or "")
@@ -309,8 +323,6 @@ def _run(
                 sql=sql,
             )
         return response.data
-    finally:
-        close_old_connections()
 
 
 def _error_response(exc: Exception, request: ASGIRequest) -> Response:
