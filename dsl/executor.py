@@ -30,7 +30,6 @@ from django.db import (
     transaction,
 )
 from django.db.models.expressions import Col
-from django.utils.dateparse import parse_datetime
 
 from dsl import ast, backends, compiler, diagnostics
 from dsl import validator as v
@@ -42,6 +41,7 @@ from dsl.settings import dsl_settings
 from flashcards import services
 from flashcards.models import Workspace
 from flashcards.services import DomainError, format_timestamp, now_ms
+from flashcards.services.timestamps import parse_timestamp
 
 Finish = Callable[[dict[str, Any], str], dict[str, Any]]
 
@@ -137,7 +137,7 @@ def _naive_utc_datetime(value: Any) -> str:
     # SQLite's driver hands back a naive datetime (Django stores UTC there); the published form
     # without building an aware copy first. Text (a value the driver did not convert) is parsed.
     if type(value) is not datetime:
-        value = parse_datetime(str(value))
+        value = parse_timestamp(str(value))
     if value.tzinfo is not None:
         return format_timestamp(value)
     return value.isoformat(timespec="milliseconds") + "Z"

@@ -81,6 +81,7 @@ from dsl.resources import (
     Resource,
     get_resource,
 )
+from flashcards.services.timestamps import parse_timestamp
 
 # Plan: terms -----------------------------------------------------------------------------------
 
@@ -397,22 +398,6 @@ _UNIT_NAMES = {
 }
 
 
-def parse_datetime(text: str) -> datetime | None:
-    """ISO-8601 date or date-time as an aware UTC datetime; naive and date-only values are UTC."""
-    if not 8 <= len(text) <= 40:
-        return None
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC)
-    try:
-        return moment.astimezone(UTC)
-    except (OverflowError, ValueError):
-        return None
-
-
 def parse_interval(text: str) -> RelativeNow | None:
     match = _INTERVAL_RE.fullmatch(text)
     if match is None:
@@ -573,7 +558,7 @@ def _convert_scalar(info: _TermInfo, node: ast.Value, *, check_enum: bool = True
                 )
             return RelativeNow(node.sign * shift.amount, shift.unit)
         if isinstance(node, ast.StringLit):
-            moment = parse_datetime(node.value)
+            moment = parse_timestamp(node.value)
             if moment is not None:
                 return moment
         raise _mismatch(info, node)

@@ -9,21 +9,20 @@ import binascii
 import json
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import Q
-from django.utils.dateparse import parse_date, parse_datetime
 
 from flashcards import services
 from flashcards.api.envelope import ApiError, workspace_not_found
 from flashcards.models import ApiKey, Membership, Workspace
 from flashcards.serializers import card_row, review_event_row, workspace_row
+from flashcards.services import timestamps
+from flashcards.services.timestamps import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
 MAX_PAGE = 100
-EARLIEST_TIMESTAMP = datetime(1970, 1, 1, tzinfo=UTC)
-LATEST_TIMESTAMP = datetime(9000, 1, 1, tzinfo=UTC)
 WORKSPACE_SELECTOR = "workspace_id"
 
 
@@ -64,23 +63,14 @@ def optional_string(body: dict[str, Any], field: str) -> str | None:
 
 
 def parse_timestamp(value: object, field: str) -> datetime:
-    """ISO-8601 as in the dialect: a bare date is midnight UTC, a naive time is UTC."""
-    if not isinstance(value, str) or not value.strip():
-        raise invalid(f"{field} must be an ISO-8601 string, e.g. '2026-03-05T10:00:00Z'.", field)
-    text = value.strip()
-    try:
-        parsed = parse_datetime(text)
-        if parsed is None:
-            day = parse_date(text)
-            parsed = datetime(day.year, day.month, day.day) if day else None
-    except ValueError:
-        parsed = None
+    """ISO-8601 as in the dialect (flashcards.services.timestamps): a bare date is midnight UTC,
+    a naive time is UTC; within the years the scheduler can work with."""
+    parsed = timestamps.parse_timestamp(value)
     if parsed is None:
         raise invalid(
-            f"{field} is not a valid ISO-8601 timestamp: {text!r}; e.g. '2026-03-05T10:00:00Z'.",
+            f"{field} is not a valid ISO-8601 timestamp: {value!r}; e.g. '2026-03-05T10:00:00Z'.",
             field,
         )
-    parsed = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
     # The scheduler adds up to a century of interval to this time; keep the result a valid date.
     if not EARLIEST_TIMESTAMP <= parsed < LATEST_TIMESTAMP:
         raise invalid(f"{field} must be between 1970-01-01 and 8999-12-31 (UTC).", field)

@@ -21,7 +21,6 @@ from flashcards.services.common import (
     check_bulk_size,
     check_storable,
     lock_workspace,
-    now_ms,
     record_changes,
 )
 from flashcards.services.tags import (
@@ -31,6 +30,7 @@ from flashcards.services.tags import (
     replace_deck_tags,
     resolve_tags,
 )
+from flashcards.services.timestamps import now_ms
 
 CARD_WRITABLE = ("front_text", "back_text", "card_type", "tags", "effort_level")
 DECK_WRITABLE = ("name", "effort_levels", "tags")
