@@ -332,6 +332,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
+        # Error statuses, headers and codes of every /v1/ operation; then the dialect's shapes
+        # (rows from the resource registry, the SQL data, its error codes, /mcp, the grammar page).
+        "flashcards.api.contract.add_contract",
+        "dsl.openapi.add_contract",
         "dsl.openapi.add_examples",
     ],
 }

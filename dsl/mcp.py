@@ -539,7 +539,7 @@ def build_server() -> MCPServer:
         ] = None,
         workspace_id: WorkspaceId = None,
     ) -> CallToolResult:
-        body = {
+        given = {
             "card_id": card_id,
             "rating": rating,
             "reviewed_at": reviewed_at,
@@ -548,6 +548,8 @@ def build_server() -> MCPServer:
         }
 
         def work(request: ASGIRequest) -> dict[str, Any]:
+            # The REST body's serializer: an argument left out (None) is absent, as in JSON.
+            body = commands.review_body({k: v for k, v in given.items() if v is not None})
             workspace = request_workspace(request, workspace_id)
             return _command(commands.submit_review(workspace, body), request)
 
@@ -566,8 +568,9 @@ def build_server() -> MCPServer:
                 # Listing is not scoped to one workspace; the id is still checked so a foreign
                 # id answers WORKSPACE_NOT_FOUND like every other tool.
                 request_workspace(request, workspace_id)
+            query = {"limit": None if limit is None else str(limit), "cursor": cursor}
             result = commands.list_workspaces(
-                request.user, request.auth, limit=limit, cursor=cursor
+                request.user, request.auth, {k: v for k, v in query.items() if v is not None}
             )
             return _command(result, request)
 
