@@ -61,7 +61,7 @@ from django.db.models.sql import Query
 from django.db.models.sql.where import AND, WhereNode
 
 from dsl import backends
-from dsl import validator as v
+from dsl import plan as p
 from dsl.resources import (
     BOOLEAN,
     INTEGER,
@@ -284,7 +284,7 @@ class _Scope:
         return self.path(self.id_field())
 
     def value(self, raw: Any) -> Any:
-        if isinstance(raw, v.RelativeNow):
+        if isinstance(raw, p.RelativeNow):
             if self.now is None:
                 # Bound late: the moment is decided when the SQL is generated (dsl.backends).
                 return backends.StatementClock(raw)
@@ -303,7 +303,7 @@ def _base_col(model: type[Model], path: str) -> Expression:
     return column
 
 
-def _is_tag(term: v.Term) -> bool:
+def _is_tag(term: p.Term) -> bool:
     return isinstance(term, Column) and term.virtual
 
 
@@ -329,19 +329,19 @@ def column_expression(scope: _Scope, column: Column) -> Expression | F:
     return scope.field(column)
 
 
-def term_expression(scope: _Scope, term: v.Term) -> Any:
+def term_expression(scope: _Scope, term: p.Term) -> Any:
     """The expression of a row-level term (aggregates are built by the grouped select)."""
     if isinstance(term, Column):
         return column_expression(scope, term)
-    if isinstance(term, v.DateOf):
+    if isinstance(term, p.DateOf):
         return backends.utc_date(column_expression(scope, term.column))
-    if isinstance(term, v.CaseFold):
+    if isinstance(term, p.CaseFold):
         function = backends.UnicodeLower if term.func == "lower" else backends.UnicodeUpper
         return function(column_expression(scope, term.column))
     raise TypeError(f"{term!r} is an aggregate; it only exists in grouped queries.")
 
 
-def _aggregate(term: v.Aggregate, scope: _Scope, *, grouped: bool) -> Any:
+def _aggregate(term: p.Aggregate, scope: _Scope, *, grouped: bool) -> Any:
     if term.column is None:
         return Count("*")
     column = term.column
@@ -363,12 +363,12 @@ def _aggregate(term: v.Aggregate, scope: _Scope, *, grouped: bool) -> Any:
     return aggregate
 
 
-def output_type(term: v.Term) -> str:
+def output_type(term: p.Term) -> str:
     if isinstance(term, Column):
         return term.type
-    if isinstance(term, v.DateOf):
+    if isinstance(term, p.DateOf):
         return DATE
-    if isinstance(term, v.CaseFold):
+    if isinstance(term, p.CaseFold):
         return STRING
     if term.func == "count":
         return INTEGER
@@ -380,7 +380,7 @@ def output_type(term: v.Term) -> str:
 
 # Conditions ------------------------------------------------------------------------------------
 
-Resolver = Callable[[v.Term], Any]
+Resolver = Callable[[p.Term], Any]
 
 
 class _Conditions:
@@ -391,35 +391,35 @@ class _Conditions:
         self.scope = scope
         self.resolve = resolve or (lambda term: term_expression(scope, term))
 
-    def compile(self, condition: v.Condition) -> Q:
-        if isinstance(condition, v.AllOf):
+    def compile(self, condition: p.Condition) -> Q:
+        if isinstance(condition, p.AllOf):
             return reduce(operator.and_, map(self.compile, condition.conditions))
-        if isinstance(condition, v.AnyOf):
+        if isinstance(condition, p.AnyOf):
             return reduce(operator.or_, map(self.compile, condition.conditions))
-        if isinstance(condition, v.Negation):
+        if isinstance(condition, p.Negation):
             return ~self.compile(condition.condition)
-        if isinstance(condition, v.TextMatch):
+        if isinstance(condition, p.TextMatch):
             return _text_match(self.scope, condition)
-        if isinstance(condition, (v.ArrayOverlap, v.ArrayContains, v.ArraySetEquals)):
+        if isinstance(condition, (p.ArrayOverlap, p.ArrayContains, p.ArraySetEquals)):
             return _array_condition(self.scope, condition)
-        if isinstance(condition, v.Pattern):
+        if isinstance(condition, p.Pattern):
             return self._pattern(condition)
         return self._scalar(condition)
 
-    def _operand(self, term: v.Term) -> tuple[Any, Callable[[Any], Any]]:
+    def _operand(self, term: p.Term) -> tuple[Any, Callable[[Any], Any]]:
         """The left-hand expression and how to prepare values for it. Tags compare on Tag.key
         with folded values, since tag comparisons ignore case."""
         if _is_tag(term):
             return F("tag__key"), fold_tag
-        if isinstance(term, v.CaseFold) and _is_tag(term.column):
+        if isinstance(term, p.CaseFold) and _is_tag(term.column):
             return F("tag__key"), _identity
         return self.resolve(term), self.scope.value
 
     def _scalar(self, condition: Any) -> Q:
         term = condition.term
         if _is_review_grade(term) and (
-            isinstance(condition, v.InList)
-            or (isinstance(condition, v.Compare) and condition.op in ("=", "!="))
+            isinstance(condition, p.InList)
+            or (isinstance(condition, p.Compare) and condition.op in ("=", "!="))
         ):
             return _review_grade_condition(self.scope, condition)
         expression, prepare = self._operand(term)
@@ -429,29 +429,29 @@ class _Conditions:
             # A fractional or huge literal against an integer: compare exactly, as floats, rather
             # than let the integer field truncate the literal.
             expression = Cast(expression, _FLOAT)
-        if isinstance(condition, v.Compare):
+        if isinstance(condition, p.Compare):
             if condition.op in ("=", "!="):
                 q = Q(Exact(expression, prepare(condition.value)))
                 return ~q if condition.op == "!=" else q
             lookup = _COMPARISONS[condition.op]
             return Q(lookup(_in_code_point_order(expression, term), prepare(condition.value)))
-        if isinstance(condition, v.InList):
+        if isinstance(condition, p.InList):
             q = Q(In(expression, [prepare(value) for value in condition.values]))
             return ~q if condition.negated else q
-        if isinstance(condition, v.Range):
+        if isinstance(condition, p.Range):
             bounds = (prepare(condition.low), prepare(condition.high))
             q = Q(Range(_in_code_point_order(expression, term), bounds))
             return ~q if condition.negated else q
-        if isinstance(condition, v.NullCheck):
+        if isinstance(condition, p.NullCheck):
             q = Q(IsNull(expression, True))
             return ~q if condition.negated else q
         raise TypeError(f"Unexpected condition {condition!r}")
 
-    def _pattern(self, condition: v.Pattern) -> Q:
+    def _pattern(self, condition: p.Pattern) -> Q:
         term = condition.term
         pattern, case_insensitive = condition.pattern, condition.case_insensitive
         expression, _ = self._operand(term)
-        if _is_tag(term) or (isinstance(term, v.CaseFold) and _is_tag(term.column)):
+        if _is_tag(term) or (isinstance(term, p.CaseFold) and _is_tag(term.column)):
             # Tag comparisons ignore case: the lower-cased key against a lower-cased pattern.
             pattern, case_insensitive = fold_tag(pattern), False
         elif output_type(term) == UUID:
@@ -461,11 +461,11 @@ class _Conditions:
 
 
 def _condition_values(condition: Any) -> tuple[Any, ...]:
-    if isinstance(condition, v.Compare):
+    if isinstance(condition, p.Compare):
         return (condition.value,)
-    if isinstance(condition, v.InList):
+    if isinstance(condition, p.InList):
         return condition.values
-    if isinstance(condition, v.Range):
+    if isinstance(condition, p.Range):
         return (condition.low, condition.high)
     return ()
 
@@ -474,24 +474,24 @@ def _identity(value: Any) -> Any:
     return value
 
 
-def compile_condition(scope: _Scope, condition: v.Condition) -> Q:
+def compile_condition(scope: _Scope, condition: p.Condition) -> Q:
     return _Conditions(scope).compile(condition)
 
 
-def _in_code_point_order(expression: Any, term: v.Term) -> Any:
+def _in_code_point_order(expression: Any, term: p.Term) -> Any:
     """String inequalities use code point order on every database, like ORDER BY's tie-break."""
     if output_type(term) == STRING and not _is_tag(term):
         return backends.code_point_order(expression)
     return expression
 
 
-def _is_review_grade(term: v.Term) -> bool:
+def _is_review_grade(term: p.Term) -> bool:
     return isinstance(term, Column) and term.name == "review_grade"
 
 
-def _review_grade_condition(scope: _Scope, condition: v.Compare | v.InList) -> Q:
+def _review_grade_condition(scope: _Scope, condition: p.Compare | p.InList) -> Q:
     """review_grade = 'good' is rating = 2, which keeps the rating column's index usable."""
-    if isinstance(condition, v.Compare):
+    if isinstance(condition, p.Compare):
         grades, negated = [condition.value], condition.op == "!="
     else:
         grades, negated = list(condition.values), condition.negated
@@ -533,15 +533,15 @@ def _tag_rows_of(resource_name: str, owner_ref: str, *, keyed: bool) -> tuple[Qu
 
 
 def _array_condition(
-    scope: _Scope, condition: v.ArrayOverlap | v.ArrayContains | v.ArraySetEquals
+    scope: _Scope, condition: p.ArrayOverlap | p.ArrayContains | p.ArraySetEquals
 ) -> Q:
     column = condition.column
     if column.allowed_values is not None:
         return _enum_array_condition(scope, condition)
     keys = list(dict.fromkeys(fold_tag(value) for value in condition.values))
-    if isinstance(condition, v.ArrayOverlap):
+    if isinstance(condition, p.ArrayOverlap):
         return Q(Exists(_tag_rows(scope, tag_key__in=keys)[0])) if keys else ~_TRUE
-    if isinstance(condition, v.ArrayContains):
+    if isinstance(condition, p.ArrayContains):
         if not keys:
             return _TRUE
         rows, owner = _tag_rows(scope, tag_key__in=keys)
@@ -557,22 +557,22 @@ def _array_condition(
 
 
 def _enum_array_condition(
-    scope: _Scope, condition: v.ArrayOverlap | v.ArrayContains | v.ArraySetEquals
+    scope: _Scope, condition: p.ArrayOverlap | p.ArrayContains | p.ArraySetEquals
 ) -> Q:
     """Arrays of enum values (decks.effort_levels) are short JSON lists without a side table."""
     column = condition.column
     field = scope.prefix + (column.field or column.name)
     has = {value: Q(backends.json_array_has(field, value)) for value in column.allowed_values or ()}
     values = list(dict.fromkeys(condition.values))
-    if isinstance(condition, v.ArrayOverlap):
+    if isinstance(condition, p.ArrayOverlap):
         return reduce(operator.or_, (has[value] for value in values), ~_TRUE)
-    if isinstance(condition, v.ArrayContains):
+    if isinstance(condition, p.ArrayContains):
         return reduce(operator.and_, (has[value] for value in values), _TRUE)
     absent = [~has[value] for value in has if value not in values]
     return reduce(operator.and_, [*(has[value] for value in values), *absent], _TRUE)
 
 
-def _text_match(scope: _Scope, condition: v.TextMatch) -> Q:
+def _text_match(scope: _Scope, condition: p.TextMatch) -> Q:
     """Case-insensitive substring over the resource's text columns, tags included."""
     parts = []
     for column in condition.columns:
@@ -600,15 +600,15 @@ def _tag_text_match(scope: _Scope, text: str) -> Q:
 # Ordering --------------------------------------------------------------------------------------
 
 
-def _nullable(term: v.Term) -> bool:
+def _nullable(term: p.Term) -> bool:
     if isinstance(term, Column):
         return term.nullable
-    if isinstance(term, v.Aggregate):
+    if isinstance(term, p.Aggregate):
         return term.func != "count"
-    return isinstance(term, v.DateOf) and term.column.nullable
+    return isinstance(term, p.DateOf) and term.column.nullable
 
 
-def _order_terms(term: v.Term, expression: Any, key: v.OrderKey) -> list[Any]:
+def _order_terms(term: p.Term, expression: Any, key: p.OrderKey) -> list[Any]:
     if _is_tag(term):
         # Case-insensitively by key, then by the spelling as a code point tie-break.
         parts = [F("tag__key"), backends.code_point_order(F("tag__name"))]
@@ -622,12 +622,12 @@ def _order_terms(term: v.Term, expression: Any, key: v.OrderKey) -> list[Any]:
     )
 
 
-def _row_order(scope: _Scope, order_by: tuple[v.OrderKey, ...]) -> list[Any]:
+def _row_order(scope: _Scope, order_by: tuple[p.OrderKey, ...]) -> list[Any]:
     """The given order (or the resource's default), completed with the id ascending — and, for
     tag rows, the card's own tag order — so consecutive pages never overlap."""
     resource = scope.resource
     keys = list(order_by) or [
-        v.OrderKey(resource.column(name), descending)  # type: ignore[arg-type]
+        p.OrderKey(resource.column(name), descending)  # type: ignore[arg-type]
         for name, descending in resource.default_order
     ]
     ordering: list[Any] = []
@@ -645,7 +645,7 @@ def _row_order(scope: _Scope, order_by: tuple[v.OrderKey, ...]) -> list[Any]:
 
 
 def compile_select(
-    plan: v.SelectPlan, workspace: Workspace, *, now: datetime | None
+    plan: p.SelectPlan, workspace: Workspace, *, now: datetime | None
 ) -> CompiledSelect:
     """The rows of a SELECT as a queryset of tuples, ordered but not yet sliced. With ``now``
     None, NOW() stays a ``backends.StatementClock``, so the queryset can be reused over time."""
@@ -698,11 +698,11 @@ def _values_of_columns(queryset: QuerySet, model: type[Model], fields: list[str]
     return queryset
 
 
-def _is_plain_field(term: v.Term) -> bool:
+def _is_plain_field(term: p.Term) -> bool:
     return isinstance(term, Column) and term.field is not None and not term.virtual
 
 
-def _selected(scope: _Scope, term: v.Term) -> Any:
+def _selected(scope: _Scope, term: p.Term) -> Any:
     """What values_list() reads for a term: plain fields by path (cheaper than annotating an
     F() per column), computed terms as expressions."""
     if _is_tag(term):
@@ -712,7 +712,7 @@ def _selected(scope: _Scope, term: v.Term) -> Any:
     return term_expression(scope, term)
 
 
-def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> CompiledSelect:
+def _grouped_select(scope: _Scope, plan: p.SelectPlan, queryset: QuerySet) -> CompiledSelect:
     """GROUP BY keys → values(), aggregates → annotate(), HAVING → filter on the annotations.
     Without keys, the aggregates make exactly one row, even over no rows."""
     keys = {term: f"g{i}" for i, term in enumerate(plan.group_by)}
@@ -722,7 +722,7 @@ def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> Co
     used += _condition_terms(plan.having)
     aggregates = {
         term: f"a{i}"
-        for i, term in enumerate(dict.fromkeys(t for t in used if isinstance(t, v.Aggregate)))
+        for i, term in enumerate(dict.fromkeys(t for t in used if isinstance(t, p.Aggregate)))
     }
     if keys:
         queryset = queryset.values(
@@ -739,7 +739,7 @@ def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> Co
         annotations["rows"] = Count("*")
     queryset = queryset.annotate(**annotations)
 
-    def resolve(term: v.Term) -> Any:
+    def resolve(term: p.Term) -> Any:
         if term in keys:
             return F(keys[term])
         if term in aggregates:
@@ -758,7 +758,7 @@ def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> Co
     if not plan.order_random:
         order_by = list(plan.order_by)
         completion = [t for t in keys if not hidden_keys or t in selected_terms]
-        order_by += [v.OrderKey(t) for t in completion if all(k.term != t for k in order_by)]
+        order_by += [p.OrderKey(t) for t in completion if all(k.term != t for k in order_by)]
         for key in order_by:
             ordering += _order_terms(key.term, resolve(key.term), key)
     selected = [keys.get(term) or aggregates[term] for term in selected_terms]
@@ -766,13 +766,13 @@ def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> Co
     return CompiledSelect(queryset.order_by(*ordering).values_list(*selected), columns)
 
 
-def _condition_terms(condition: v.Condition | None) -> list[v.Term]:
+def _condition_terms(condition: p.Condition | None) -> list[p.Term]:
     """Every term a condition mentions, in order."""
     if condition is None:
         return []
-    if isinstance(condition, (v.AllOf, v.AnyOf)):
+    if isinstance(condition, (p.AllOf, p.AnyOf)):
         return [term for part in condition.conditions for term in _condition_terms(part)]
-    if isinstance(condition, v.Negation):
+    if isinstance(condition, p.Negation):
         return _condition_terms(condition.condition)
     term = getattr(condition, "term", None)
     return [term] if term is not None else []
@@ -782,7 +782,7 @@ def _condition_terms(condition: v.Condition | None) -> list[v.Term]:
 
 
 def matching_ids(
-    resource: Resource, workspace: Workspace, condition: v.Condition, *, limit: int, now: datetime
+    resource: Resource, workspace: Workspace, condition: p.Condition, *, limit: int, now: datetime
 ) -> list[Any]:
     """Ids of the rows an UPDATE / DELETE targets, in the resource's default order, at most
     ``limit`` of them (callers ask for one more than they accept, to detect too many)."""

@@ -32,6 +32,7 @@ from django.db import (
 from django.db.models.expressions import Col
 
 from dsl import ast, backends, compiler, diagnostics
+from dsl import plan as p
 from dsl import validator as v
 from dsl.errors import QUERY_RESULT_TOO_LARGE, DslError
 from dsl.parser import Limits, parse_batch
@@ -227,7 +228,7 @@ class StatementResult:
     the response needs."""
 
     parsed: ast.ParsedStatement
-    plan: v.Plan
+    plan: p.Plan
     entry: dict[str, Any]
     next_offset: int | None = None
     warnings: list[str] = field(default_factory=list)
@@ -259,7 +260,7 @@ def _read_entry(
     }
 
 
-def _write_entry(plan: v.Plan, rows: list[dict[str, Any]], affected: int) -> dict[str, Any]:
+def _write_entry(plan: p.Plan, rows: list[dict[str, Any]], affected: int) -> dict[str, Any]:
     return {
         "statementType": plan.statement_type,
         "resource": plan.resource.name,  # type: ignore[union-attr]
@@ -292,25 +293,25 @@ class _Runner:
         self.max_rows = int(dsl_settings.MAX_ROWS_PER_SELECT)
         self.max_write_rows = int(dsl_settings.MAX_ROWS_PER_WRITE)
 
-    def run(self, parsed: ast.ParsedStatement, plan: v.Plan) -> StatementResult:
-        if isinstance(plan, v.SelectPlan):
+    def run(self, parsed: ast.ParsedStatement, plan: p.Plan) -> StatementResult:
+        if isinstance(plan, p.SelectPlan):
             return self.select(parsed, plan)
-        if isinstance(plan, v.ShowTablesPlan):
+        if isinstance(plan, p.ShowTablesPlan):
             rows = [resource.show_tables_row() for resource in plan.resources]
             return StatementResult(
                 parsed, plan, _read_entry("show_tables", None, rows, warnings=[])
             )
-        if isinstance(plan, v.DescribePlan):
+        if isinstance(plan, p.DescribePlan):
             rows = [column.describe_row() for column in plan.resource.columns]
             entry = _read_entry("describe", plan.resource.name, rows, warnings=[])
             return StatementResult(parsed, plan, entry)
-        if isinstance(plan, v.InsertPlan):
+        if isinstance(plan, p.InsertPlan):
             return self.insert(parsed, plan)
-        if isinstance(plan, v.UpdatePlan):
+        if isinstance(plan, p.UpdatePlan):
             return self.update(parsed, plan)
         return self.delete(parsed, plan)
 
-    def select(self, parsed: ast.ParsedStatement, plan: v.SelectPlan) -> StatementResult:
+    def select(self, parsed: ast.ParsedStatement, plan: p.SelectPlan) -> StatementResult:
         warnings: list[str] = []
         limit = self.max_rows if plan.limit is None else plan.limit
         if limit > self.max_rows:
@@ -339,13 +340,13 @@ class _Runner:
         next_offset = offset + limit if has_more else None
         return StatementResult(parsed, plan, entry, next_offset, warnings)
 
-    def insert(self, parsed: ast.ParsedStatement, plan: v.InsertPlan) -> StatementResult:
+    def insert(self, parsed: ast.ParsedStatement, plan: p.InsertPlan) -> StatementResult:
         created = _CREATE[plan.resource.name](self.workspace, plan.row_dicts())
         ids = [obj.pk for obj in created]
         rows = self._written_rows(plan.resource, plan.returning, ids)
         return StatementResult(parsed, plan, _write_entry(plan, rows, len(ids)))
 
-    def update(self, parsed: ast.ParsedStatement, plan: v.UpdatePlan) -> StatementResult:
+    def update(self, parsed: ast.ParsedStatement, plan: p.UpdatePlan) -> StatementResult:
         ids = self._target_ids(parsed, plan)
         changes = {column.name: value for column, value in plan.assignments}
         updated = _UPDATE[plan.resource.name](self.workspace, ids, changes)
@@ -353,7 +354,7 @@ class _Runner:
         rows = self._written_rows(plan.resource, plan.returning, ids)
         return StatementResult(parsed, plan, _write_entry(plan, rows, len(ids)))
 
-    def delete(self, parsed: ast.ParsedStatement, plan: v.DeletePlan) -> StatementResult:
+    def delete(self, parsed: ast.ParsedStatement, plan: p.DeletePlan) -> StatementResult:
         ids = self._target_ids(parsed, plan)
         # RETURNING of a DELETE shows the rows as they were just before deletion.
         before = self._rows_by_id(plan.resource, plan.returning, ids) if plan.returning else {}
@@ -361,7 +362,7 @@ class _Runner:
         rows = [before[row_id] for row_id in deleted if row_id in before]
         return StatementResult(parsed, plan, _write_entry(plan, rows, len(deleted)))
 
-    def _target_ids(self, parsed: ast.ParsedStatement, plan: v.UpdatePlan | v.DeletePlan) -> list:
+    def _target_ids(self, parsed: ast.ParsedStatement, plan: p.UpdatePlan | p.DeletePlan) -> list:
         """The ids the WHERE matches; more than the limit is refused before anything is written."""
         ids = compiler.matching_ids(
             plan.resource,
@@ -443,7 +444,7 @@ def _statement_keyword(node: ast.Statement) -> str:
     return type(node).__name__.upper()
 
 
-def _domain_error(error: DomainError, parsed: ast.ParsedStatement, plan: v.Plan) -> DslError:
+def _domain_error(error: DomainError, parsed: ast.ParsedStatement, plan: p.Plan) -> DslError:
     """An invariant the service functions enforce, reported like any other invalid sql."""
     resource = plan.resource.name  # type: ignore[union-attr]
     where = f" Check the value of {error.field}." if error.field else ""
@@ -469,19 +470,19 @@ class _PreparedCache:
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._items: OrderedDict[tuple[str, Limits], tuple[ast.Batch, tuple[v.Plan, ...]]] = (
+        self._items: OrderedDict[tuple[str, Limits], tuple[ast.Batch, tuple[p.Plan, ...]]] = (
             OrderedDict()
         )
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, Limits]) -> tuple[ast.Batch, tuple[v.Plan, ...]] | None:
+    def get(self, key: tuple[str, Limits]) -> tuple[ast.Batch, tuple[p.Plan, ...]] | None:
         with self._lock:
             found = self._items.get(key)
             if found is not None:
                 self._items.move_to_end(key)
             return found
 
-    def put(self, key: tuple[str, Limits], value: tuple[ast.Batch, tuple[v.Plan, ...]]) -> None:
+    def put(self, key: tuple[str, Limits], value: tuple[ast.Batch, tuple[p.Plan, ...]]) -> None:
         if len(key[0]) > _CACHEABLE_SQL_CHARS:
             return
         with self._lock:
@@ -505,7 +506,7 @@ class ReadySelect:
     and SQL generation — which cost more than the statement itself on a 20-row page
     (docs/benchmarks.md)."""
 
-    plan: v.SelectPlan
+    plan: p.SelectPlan
     columns: tuple[compiler.OutputColumn, ...]
     sql: str | None  # None: the WHERE can match nothing (Django's EmptyResultSet)
     params: tuple[Any, ...]
@@ -519,7 +520,7 @@ class ReadySelect:
     literal_pieces: tuple[str, ...] | None = None
 
     @classmethod
-    def build(cls, plan: v.SelectPlan, workspace: Workspace) -> ReadySelect:
+    def build(cls, plan: p.SelectPlan, workspace: Workspace) -> ReadySelect:
         compiled = compiler.compile_select(plan, workspace, now=None)
         sql_compiler = compiled.queryset.query.get_compiler(connection=connection)
         try:
@@ -543,7 +544,7 @@ class ReadySelect:
             compiled.columns, stamps_as_text=stamps_as_text, overrides=overrides
         )
         clock_positions = tuple(
-            i for i, p in enumerate(params) if isinstance(p, backends.ClockParam)
+            i for i, param in enumerate(params) if isinstance(param, backends.ClockParam)
         )
         return cls(
             plan,
@@ -601,7 +602,7 @@ class ReadySelect:
         return converted
 
 
-def _ready_select(plan: v.SelectPlan, workspace: Workspace, db: Any = connection) -> ReadySelect:
+def _ready_select(plan: p.SelectPlan, workspace: Workspace, db: Any = connection) -> ReadySelect:
     """The ReadySelect of a plan in a workspace, reused across requests. Plans come from the
     prepared-statement cache, so the same SQL yields the same plan object; the workspace id is
     part of the key because it is a parameter of the scope filter every query starts from."""
@@ -627,7 +628,7 @@ def _record(stats: ExecutionStats, batch: ast.Batch) -> None:
 
 def prepare(
     sql: str, limits: Limits, mode: str, stats: ExecutionStats
-) -> tuple[ast.Batch, tuple[v.Plan, ...]]:
+) -> tuple[ast.Batch, tuple[p.Plan, ...]]:
     """Parse, check the endpoint, validate; raises DslError. The statement types are recorded
     as soon as they are known, so a request that fails validation is still logged with them."""
     key = (sql, limits)

@@ -20,7 +20,8 @@ from dsl.diagnostics.statement import (
     _Tok,
 )
 from dsl.lexer import tokenize
-from dsl.validator import RelativeNow, parse_interval
+from dsl.literals import parse_interval
+from dsl.plan import RelativeNow
 from flashcards.services.timestamps import parse_timestamp
 
 

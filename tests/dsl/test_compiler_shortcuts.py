@@ -16,6 +16,7 @@ import pytest
 from django.db import connection
 
 from dsl import compiler
+from dsl import plan as p
 from dsl import validator as v
 from dsl.parser import parse_batch
 
@@ -61,10 +62,10 @@ def _sql(queryset: Any) -> tuple[str, list[Any]]:
     return sql, [int(p) if isinstance(p, int) and not isinstance(p, bool) else p for p in params]
 
 
-def _compiled(plan: v.Plan, workspace: Any) -> list[tuple[str, list[Any]]]:
-    if isinstance(plan, v.SelectPlan):
+def _compiled(plan: p.Plan, workspace: Any) -> list[tuple[str, list[Any]]]:
+    if isinstance(plan, p.SelectPlan):
         return [_sql(compiler.compile_select(plan, workspace, now=MOMENT).queryset)]
-    if isinstance(plan, (v.UpdatePlan, v.DeletePlan)):
+    if isinstance(plan, (p.UpdatePlan, p.DeletePlan)):
         scope = compiler._Scope(plan.resource, workspace, tag_rows=False, now=MOMENT)
         where = compiler.compile_condition(scope, plan.where)
         return [_sql(compiler.base_queryset(plan.resource, workspace, where=where))]

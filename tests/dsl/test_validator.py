@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsl.errors import DslError
+from dsl.literals import parse_array_text, parse_interval
 from dsl.parser import parse_batch
-from dsl.resources import RESOURCES, get_resource
-from dsl.validator import (
+from dsl.plan import (
     Aggregate,
     AllOf,
     AnyOf,
@@ -39,11 +39,9 @@ from dsl.validator import (
     ShowTablesPlan,
     TextMatch,
     UpdatePlan,
-    parse_array_text,
-    parse_interval,
-    validate,
-    validate_batch,
 )
+from dsl.resources import RESOURCES, get_resource
+from dsl.validator import validate, validate_batch
 from flashcards.services.timestamps import parse_timestamp
 
 CARDS = get_resource("cards")
