@@ -32,7 +32,7 @@ django.setup()
 from django.db import connection  # noqa: E402
 
 from bench.report import RESULTS_DIR, machine, percentile, table  # noqa: E402
-from dsl import backends, compiler  # noqa: E402
+from dsl import compiler, statement_clock  # noqa: E402
 from dsl import plan as p  # noqa: E402
 from dsl import validator as v  # noqa: E402
 from dsl.executor import _ready_select, current_limits, prepare  # noqa: E402
@@ -71,7 +71,7 @@ def compile_plan(plan: p.Plan, workspace: Workspace) -> object:
 def generate_sql(compiled: object) -> None:
     query = getattr(compiled, "query", None)
     if query is not None:
-        with backends.clock(backends.DEFERRED):
+        with statement_clock.clock(statement_clock.DEFERRED):
             query.get_compiler(connection=connection).as_sql()
 
 

@@ -60,7 +60,7 @@ from django.db.models.query import ValuesListIterable
 from django.db.models.sql import Query
 from django.db.models.sql.where import AND, WhereNode
 
-from dsl import backends
+from dsl import backends, statement_clock
 from dsl import plan as p
 from dsl.resources import (
     BOOLEAN,
@@ -287,7 +287,7 @@ class _Scope:
         if isinstance(raw, p.RelativeNow):
             if self.now is None:
                 # Bound late: the moment is decided when the SQL is generated (dsl.backends).
-                return backends.StatementClock(raw)
+                return statement_clock.StatementClock(raw)
             return raw.resolve(self.now)
         return raw
 
@@ -648,7 +648,7 @@ def compile_select(
     plan: p.SelectPlan, workspace: Workspace, *, now: datetime | None
 ) -> CompiledSelect:
     """The rows of a SELECT as a queryset of tuples, ordered but not yet sliced. With ``now``
-    None, NOW() stays a ``backends.StatementClock``, so the queryset can be reused over time."""
+    None, NOW() stays a ``statement_clock.StatementClock``, so the queryset can be reused over time."""
     scope = _Scope(plan.resource, workspace, tag_rows=plan.explode_tags, now=now)
     where = None if plan.where is None else compile_condition(scope, plan.where)
     queryset = base_queryset(plan.resource, workspace, tag_rows=plan.explode_tags, where=where)

@@ -31,7 +31,7 @@ from django.db import (
 )
 from django.db.models.expressions import Col
 
-from dsl import ast, backends, compiler, diagnostics
+from dsl import ast, backends, compiler, diagnostics, ready_sql, statement_clock, time_limit
 from dsl import plan as p
 from dsl import validator as v
 from dsl.errors import QUERY_RESULT_TOO_LARGE, DslError
@@ -128,7 +128,7 @@ _FORMATTERS: dict[str, Callable[[Any], Any]] = {
 # PostgreSQL's text of a uuid is already the published form.
 _TEXT_STAMP_FORMATTERS = {
     key: value for key, value in _FORMATTERS.items() if key not in (UUID, DATETIME)
-} | {DATETIME: backends.published_timestamp}
+} | {DATETIME: ready_sql.published_timestamp}
 
 # Published as the Python type the driver (with Django's converters) returns for a model field.
 _NATIVE_TYPES = frozenset({INTEGER, NUMBER, BOOLEAN})
@@ -195,7 +195,7 @@ def row_formatter(
     published formats, None as null. Values that need no conversion (texts, JSON, most numbers)
     are copied by ``dict(zip(...))`` in C; only the converted columns cost Python per row.
     ``stamps_as_text``: uuid and datetime values arrive as PostgreSQL's text
-    (``backends.fetch_rows``)."""
+    (``ready_sql.fetch_rows``)."""
     formatters = _TEXT_STAMP_FORMATTERS if stamps_as_text else _FORMATTERS
     overrides = overrides or {}
     keys = tuple(column.key for column in columns)
@@ -278,7 +278,7 @@ class _Runner:
         self,
         workspace: Workspace,
         now: datetime,
-        deadline: backends.Deadline,
+        deadline: time_limit.Deadline,
         *,
         inline_timeout: bool = False,
         db: Any = None,
@@ -516,7 +516,7 @@ class ReadySelect:
     format_row: Callable[[tuple], dict[str, Any]]
     stamps_as_text: bool  # uuid / timestamptz fetched as PostgreSQL's text
     # PostgreSQL: the SQL with its parameters written in, split at the clock markers
-    # (backends.inline_literals); None runs ``sql`` with ``params``.
+    # (ready_sql.inline_literals); None runs ``sql`` with ``params``.
     literal_pieces: tuple[str, ...] | None = None
 
     @classmethod
@@ -524,7 +524,7 @@ class ReadySelect:
         compiled = compiler.compile_select(plan, workspace, now=None)
         sql_compiler = compiled.queryset.query.get_compiler(connection=connection)
         try:
-            with backends.clock(backends.DEFERRED):
+            with statement_clock.clock(statement_clock.DEFERRED):
                 sql, params = sql_compiler.as_sql()
         except EmptyResultSet:
             format_row = row_formatter(compiled.columns)
@@ -544,7 +544,7 @@ class ReadySelect:
             compiled.columns, stamps_as_text=stamps_as_text, overrides=overrides
         )
         clock_positions = tuple(
-            i for i, param in enumerate(params) if isinstance(param, backends.ClockParam)
+            i for i, param in enumerate(params) if isinstance(param, statement_clock.ClockParam)
         )
         return cls(
             plan,
@@ -556,7 +556,7 @@ class ReadySelect:
             tuple((pos, tuple(convs), expr) for pos, (convs, expr) in converters.items()),
             format_row,
             stamps_as_text,
-            backends.inline_literals(sql, params, clock_positions),
+            ready_sql.inline_literals(sql, params, clock_positions),
         )
 
     def fetch(
@@ -576,14 +576,14 @@ class ReadySelect:
         if pieces is not None:
             text = pieces[0]
             for position, piece in zip(self.clock_positions, pieces[1:], strict=True):
-                text += backends.clock_literal(self.params[position].bind(moment, db)) + piece
+                text += ready_sql.clock_literal(self.params[position].bind(moment, db)) + piece
             params = None
         else:
             text, params = self.sql, self.params
             if self.clock_positions:
-                params = tuple(backends.bind_clock(params, self.clock_positions, moment, db))
+                params = tuple(statement_clock.bind_clock(params, self.clock_positions, moment, db))
         sql = f"{text} {db.ops.limit_offset_sql(offset, offset + count)}"
-        rows = backends.fetch_rows(
+        rows = ready_sql.fetch_rows(
             sql, params, timeout_ms=timeout_ms, stamps_as_text=self.stamps_as_text, db=db
         )
         if self.width is not None:
@@ -657,7 +657,7 @@ def execute_batch(
     *,
     mode: str,
     dry_run: bool,
-    deadline: backends.Deadline,
+    deadline: time_limit.Deadline,
     stats: ExecutionStats,
     finish: Finish,
     before_commit: Callable[[dict[str, Any]], None] | None = None,
@@ -672,9 +672,9 @@ def execute_batch(
     several = len(plans) > 1
     db = connections[DEFAULT_DB_ALIAS]  # this thread's connection, not the lookup proxy
     # One read needs no transaction: on PostgreSQL its time limit travels with the SELECT.
-    inline_timeout = not has_write and not several and backends.inline_timeout_possible(db)
+    inline_timeout = not has_write and not several and ready_sql.inline_timeout_possible(db)
     runner = _Runner(workspace, now_ms(), deadline, inline_timeout=inline_timeout, db=db)
-    needs_transaction = has_write or (backends.read_transaction_needed() and not inline_timeout)
+    needs_transaction = has_write or (time_limit.read_transaction_needed() and not inline_timeout)
     with transaction.atomic() if needs_transaction else nullcontext():
         results: list[StatementResult] = []
         for parsed, plan in zip(batch.statements, plans, strict=True):

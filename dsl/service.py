@@ -15,11 +15,11 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError
 
 from dsl import idempotency, querylog
-from dsl.backends import is_timeout, statement_deadline
 from dsl.errors import QUERY_RESULT_TOO_LARGE, QUERY_TIMEOUT, DslError
 from dsl.executor import execute_batch
 from dsl.querylog import ExecutionStats
 from dsl.settings import dsl_settings
+from dsl.time_limit import is_timeout, statement_deadline
 from flashcards.api import db_errors
 from flashcards.api.envelope import Envelope
 from flashcards.models import ApiKey, Workspace

@@ -113,7 +113,7 @@ def test_having_against_the_clock_is_bound_per_request(api, workspace, monkeypat
 def test_postgresql_timestamp_text_is_published_like_a_datetime(text):
     from datetime import datetime
 
-    from dsl.backends import published_timestamp
+    from dsl.ready_sql import published_timestamp
 
     assert published_timestamp(text) == services.format_timestamp(datetime.fromisoformat(text))
 

@@ -25,6 +25,8 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parents[2]
 STATEMENT_LIMIT = 1.0
 BUSY_TIMEOUT = 2.0
+# Scheduling on a loaded machine; the wait this replaced was 20 s.
+SLACK = 2.5
 
 pytestmark = [
     pytest.mark.slow,
@@ -135,12 +137,12 @@ def test_a_locked_database_answers_503_within_the_limit_and_the_row_is_logged(se
         assert status == 503, body
         assert body["error"]["code"] == "SERVICE_UNAVAILABLE"
         assert headers["Retry-After"] == "5"
-        assert STATEMENT_LIMIT * 0.5 < took < STATEMENT_LIMIT + 1.0, took
+        assert STATEMENT_LIMIT * 0.5 < took < STATEMENT_LIMIT + SLACK, took
         refused_id = body["requestId"]
         settings_url = f"{url}/v1/agent/workspace/scheduler-settings"
         status, body, _, took = _post(settings_url, key, {"enable_fuzz": False})
         assert status == 503 and body["error"]["code"] == "SERVICE_UNAVAILABLE", body
-        assert took < BUSY_TIMEOUT + 1.0, took
+        assert took < BUSY_TIMEOUT + SLACK, took
         # The query-log writer cannot store the row while the lock is held (its own wait ends
         # after the busy timeout too); it keeps the row and tries again.
         time.sleep(BUSY_TIMEOUT + 0.5)
