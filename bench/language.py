@@ -35,7 +35,8 @@ from bench.report import RESULTS_DIR, machine, percentile, table  # noqa: E402
 from dsl import compiler, statement_clock  # noqa: E402
 from dsl import plan as p  # noqa: E402
 from dsl import validator as v  # noqa: E402
-from dsl.executor import _ready_select, current_limits, prepare  # noqa: E402
+from dsl.caches import ready_select  # noqa: E402
+from dsl.executor import current_limits, prepare  # noqa: E402
 from dsl.parser import parse_batch  # noqa: E402
 from dsl.querylog import ExecutionStats  # noqa: E402
 from flashcards.models import Workspace  # noqa: E402
@@ -77,12 +78,12 @@ def generate_sql(compiled: object) -> None:
 
 def time_warm(sql: str, workspace: Workspace) -> float:
     """The same statement again, as the executor runs it: the prepared plan and, for reads, the
-    ready SQL come from their caches (dsl.executor.prepare / _ready_select)."""
+    ready SQL come from their caches (dsl.executor.prepare / dsl.caches.ready_select)."""
     started = time.perf_counter()
     _, plans = prepare(sql, current_limits(), "any", ExecutionStats())
     for plan in plans:
         if isinstance(plan, p.SelectPlan):
-            _ready_select(plan, workspace)
+            ready_select(plan, workspace)
     return time.perf_counter() - started
 
 

@@ -1,26 +1,94 @@
 """Ready SQL: the steps below Django's public queryset API that the read path needs, in one place.
-Checked against Django 5.2 and psycopg 3.3.
+Checked against Django 5.2 and psycopg 3.3 (tests/dsl/test_ready_sql.py holds each to its public
+equivalent).
 
+- ``generate``: a queryset's SQL, parameters and column converters from Django's own SQL compiler
+  (``Query.get_compiler().as_sql()``, ``get_converters``), with NOW() left as a marker;
+- ``converted``: those converters applied to fetched rows, as ``SQLCompiler.results_iter`` does;
+- ``sqlite_shortcuts``: on SQLite, Django's uuid / datetime / JSON converters replaced by direct
+  formatting (dsl.rows);
+- ``paged``: the SQL with a request's LIMIT / OFFSET (``DatabaseOperations.limit_offset_sql``);
 - ``inline_literals``: on PostgreSQL with client-side binding, the SQL of a ready read with its
   parameters written in by psycopg's own quoting (``mogrify``) — the only way any value of a caller
   reaches SQL text — split at the clock markers;
 - ``clock_literal``: a bound NOW() as a timestamptz literal;
 - ``fetch_rows``: one SELECT through Django's cursor, optionally with ``SET LOCAL
   statement_timeout`` in the same round trip and uuid / timestamptz loaded as text;
-- ``published_timestamp``: PostgreSQL's timestamptz text → the published form.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
+from django.core.exceptions import EmptyResultSet
+from django.db import connection, models
+from django.db.models import QuerySet
+from django.db.models.expressions import Col
 from psycopg.types.string import TextLoader
 
-from flashcards.services import format_timestamp
+from dsl import rows, statement_clock
+
+
+@dataclass(frozen=True)
+class GeneratedSql:
+    sql: str
+    params: tuple[Any, ...]
+    # Per selected position: Django's converters of that column and its expression.
+    converters: dict[int, tuple[list[Any], Any]]
+    width: int | None  # rows carry Django's extra ordering columns past this many
+
+
+def generate(queryset: QuerySet, db: Any = connection) -> GeneratedSql | None:
+    """The SQL Django would run for ``queryset`` (a values_list() one), NOW() left as
+    ``statement_clock.ClockParam`` markers; None when the WHERE can match nothing (Django's
+    EmptyResultSet)."""
+    sql_compiler = queryset.query.get_compiler(connection=db)
+    try:
+        with statement_clock.clock(statement_clock.DEFERRED):
+            sql, params = sql_compiler.as_sql()
+    except EmptyResultSet:
+        return None
+    fields = [selected[0] for selected in sql_compiler.select[: sql_compiler.col_count]]
+    return GeneratedSql(
+        sql,
+        tuple(params),
+        sql_compiler.get_converters(fields),
+        sql_compiler.col_count if sql_compiler.has_extra_select else None,
+    )
+
+
+def converted(
+    fetched: list[tuple],
+    width: int | None,
+    converters: Sequence[tuple[int, Sequence[Any], Any]],
+    db: Any = connection,
+) -> list[tuple]:
+    """Fetched rows as ``SQLCompiler.results_iter`` returns them: trimmed to the selected columns
+    and each converted column passed through its converters."""
+    if width is not None:
+        fetched = [row[:width] for row in fetched]
+    if not converters:
+        return fetched
+    result = []
+    for row in fetched:
+        values = list(row)
+        for position, convs, expression in converters:
+            value = values[position]
+            for convert in convs:
+                value = convert(value, expression, db)
+            values[position] = value
+        result.append(tuple(values))
+    return result
+
+
+def paged(sql: str, offset: int, count: int, db: Any = connection) -> str:
+    """``sql`` limited to ``count`` rows from ``offset``, in the database's own spelling."""
+    return f"{sql} {db.ops.limit_offset_sql(offset, offset + count)}"
 
 
 def inline_literals(
@@ -92,15 +160,34 @@ def inline_timeout_possible(db: Any = connection) -> bool:
     return db.get_autocommit()
 
 
-def published_timestamp(text: str) -> str | None:
-    """A timestamptz as PostgreSQL's text → the published form (UTC, milliseconds truncated, Z),
-    exactly what ``format_timestamp`` makes of the same moment. In the UTC session time zone Django
-    sets, with DateStyle ISO (which psycopg needs anyway), the text is "2026-11-30 00:08:04.144+00"
-    — the fraction has 0 to 6 digits, trailing zeros dropped — so slicing is enough."""
-    if text[-3:] == "+00" and text[4:5] == "-" and text[10:11] == " ":
-        if text[19:20] == ".":
-            return f"{text[:10]}T{text[11:19]}.{text[20:-3][:3]:0<3}Z"
-        if len(text) == 22:
-            return f"{text[:10]}T{text[11:19]}.000Z"
-    # Any other shape (a year past 9999, another time zone): go through a datetime.
-    return format_timestamp(datetime.fromisoformat(text))
+def sqlite_shortcuts(
+    converters: dict[int, tuple[list[Any], Any]],
+) -> tuple[dict[int, tuple[list[Any], Any]], dict[int, Callable[[Any], Any]]]:
+    """On SQLite, the converters Django would run on plain uuid, datetime and JSON columns,
+    replaced by cheaper equivalents: a datetime (already parsed by the driver) or a uuid's hex
+    goes straight to its published text, without the aware datetime or UUID object Django builds
+    first; a JSON column is ``json.loads`` without the field's generic wrapper. Returns the
+    converters left to run and, per position, the formatter that replaces the published one.
+    Anything else — an expression, a field with its own decoder — keeps Django's converters."""
+    kept: dict[int, tuple[list[Any], Any]] = {}
+    formatters: dict[int, Callable[[Any], Any]] = {}
+    for position, (convs, expression) in converters.items():
+        field = expression.target if isinstance(expression, Col) else None
+        names = [getattr(convert, "__name__", "") for convert in convs]
+        if isinstance(field, models.DateTimeField) and names == ["convert_datetimefield_value"]:
+            formatters[position] = rows.naive_utc_datetime
+        elif isinstance(field, models.UUIDField) and names == ["convert_uuidfield_value"]:
+            formatters[position] = rows.uuid_hex
+        elif (
+            isinstance(field, models.JSONField)
+            and field.decoder is None
+            and names == ["from_db_value"]
+        ):
+            kept[position] = ([_json_column], expression)
+        else:
+            kept[position] = (convs, expression)
+    return kept, formatters
+
+
+def _json_column(value: Any, expression: Any, db: Any) -> Any:
+    return None if value is None else json.loads(value)
