@@ -1,4 +1,4 @@
-"""Validated plans (``dsl.validator``) → Django querysets.
+"""Validated plans (``dsl.plan``) → Django querysets, through the public queryset API only.
 
 Everything here emits ``Q`` / ``F`` / lookups / aggregates on querysets; nothing writes SQL text
 (the few database-specific pieces live in ``dsl.backends``). Every queryset starts from
@@ -12,12 +12,10 @@ lower-cased form), never by loading rows into Python. A SELECT that names ``tag`
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import operator
-import threading
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import reduce
@@ -43,7 +41,6 @@ from django.db.models import (
     Value,
     When,
 )
-from django.db.models.expressions import Col
 from django.db.models.functions import Cast, Coalesce
 from django.db.models.lookups import (
     Exact,
@@ -53,12 +50,8 @@ from django.db.models.lookups import (
     IsNull,
     LessThan,
     LessThanOrEqual,
-    Lookup,
     Range,
 )
-from django.db.models.query import ValuesListIterable
-from django.db.models.sql import Query
-from django.db.models.sql.where import AND, WhereNode
 
 from dsl import backends, statement_clock
 from dsl import plan as p
@@ -107,29 +100,6 @@ _CHAR = CharField()
 _TRUE = Q(Exact(Value(1, output_field=_INTEGER), 1))
 
 
-class _Shortcuts(threading.local):
-    """Where the compiler builds Django's query structures directly instead of through the
-    generic queryset API: resolved columns (``_base_col``), WHERE nodes (``_add_condition``),
-    the selected columns (``_values_of_columns``) and the cached tag subqueries. Each produces
-    the same SQL as the generic route; ``generic_route()`` turns them off so tests can compare
-    the two (tests/dsl/test_compiler_shortcuts.py)."""
-
-    enabled = True
-
-
-_shortcuts = _Shortcuts()
-
-
-@contextlib.contextmanager
-def generic_route() -> Iterator[None]:
-    """Compile through Django's generic queryset API only (for tests), in this thread."""
-    _shortcuts.enabled = False
-    try:
-        yield
-    finally:
-        _shortcuts.enabled = True
-
-
 def base_queryset(
     resource: Resource,
     workspace: Workspace,
@@ -140,62 +110,9 @@ def base_queryset(
     """The rows of ``resource`` the workspace may see, narrowed by ``where``. THE entry point of
     every query: every queryset the dialect runs is a clone of the workspace's scope, and callers
     only ever narrow it. ``tag_rows`` gives one CardTag row per (live card, tag) instead.
-    The queryset returned is a fresh clone: callers may refine it in place."""
+    The queryset returned is a fresh clone: callers may refine it."""
     scope = _scope_queryset(resource.name, tag_rows, workspace.pk)
-    if where is None:
-        return scope.all()
-    if tag_rows or not _shortcuts.enabled:
-        # Conditions on the joined card go through Django's join promotion.
-        return scope.filter(where)
-    queryset = scope.all()
-    if not _add_condition(queryset.query, where):
-        return scope.filter(where)
-    return queryset
-
-
-def _add_condition(query: Query, condition: Q) -> bool:
-    """``filter(condition)`` for a condition tree of lookups and EXISTS on the model's own table,
-    added straight to the WHERE: the leaves are built on resolved columns (``_base_col``), so
-    most need no resolving and none a field path lookup. Adds nothing and returns False when a
-    leaf would need a join (``filter()`` then promotes the join types) or is a keyword lookup.
-    The SQL is the same as ``filter()``'s (tests compare both)."""
-    aliases = len(query.alias_map)
-    node = _where_node(query, condition)
-    if node is None or len(query.alias_map) != aliases:
-        return False
-    query.where.add(node, AND)
-    return True
-
-
-def _where_node(query: Query, condition: Q) -> WhereNode | None:
-    node = WhereNode(connector=condition.connector, negated=condition.negated)
-    for child in condition.children:
-        if isinstance(child, Q):
-            part = _where_node(query, child)
-        elif getattr(child, "conditional", False):
-            part = _resolved_leaf(query, child)
-        else:
-            return None
-        if part is None:
-            return None
-        node.add(part, condition.connector)
-    return node
-
-
-def _resolved_leaf(query: Query, leaf: Any) -> Any:
-    """A WHERE leaf as ``Query.build_filter`` leaves it: a lookup of a resolved column against
-    plain values is ready as built; anything else (functions, EXISTS) is resolved against the
-    query, and a bare boolean expression becomes ``= true``, as Django does."""
-    if (
-        isinstance(leaf, Lookup)
-        and type(leaf.lhs) is Col
-        and not hasattr(leaf.rhs, "resolve_expression")
-    ):
-        return leaf
-    resolved = leaf.resolve_expression(query, allow_joins=True, reuse=None, summarize=False)
-    if not isinstance(resolved, Lookup):
-        resolved = query.build_lookup(["exact"], resolved, True)
-    return resolved
+    return scope.all() if where is None else scope.filter(where)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -264,13 +181,9 @@ class _Scope:
     def field(self, column: Column) -> Expression | F:
         return self.path(column.field or column.name)
 
-    def path(self, name: str) -> Expression | F:
-        """A field of the resource's rows: the resolved column of the model's own table (what
-        Django itself shares as ``Field.cached_col``), or — for tag rows, whose card is a join
-        away — an F() that Django resolves to that join."""
-        if self.prefix or not _shortcuts.enabled:
-            return F(self.prefix + name)
-        return _base_col(self.model, name)
+    def path(self, name: str) -> F:
+        """A field of the resource's rows (for tag rows, of the CardTag's card, a join away)."""
+        return F(self.prefix + name)
 
     def id_field(self) -> str:
         id_column = self.resource.column(self.resource.id_column)
@@ -290,17 +203,6 @@ class _Scope:
                 return statement_clock.StatementClock(raw)
             return raw.resolve(self.now)
         return raw
-
-
-@functools.cache
-def _base_col(model: type[Model], path: str) -> Expression:
-    """The column a field path names on ``model``'s own table, resolved once by Django exactly as
-    ``F(path)`` is in a query of that model — without the per-statement path resolution (field
-    lookup, join setup and trimming), the largest part of a compile. Cols are immutable
-    expressions (Django copies them when it resolves or relabels), so one is shared."""
-    column = F(path).resolve_expression(Query(model))
-    assert getattr(column, "alias", None) == model._meta.db_table, (model, path)
-    return column
 
 
 def _is_tag(term: p.Term) -> bool:
@@ -509,10 +411,6 @@ def _tag_rows(scope: _Scope, **narrow: Any) -> tuple[QuerySet, str]:
     (a tag id belongs to one workspace), underestimates a common tag's rows ~40x and then builds
     the page from the tag side and sorts it — 29 ms instead of 0.35 ms for the paged SELECT at 10k
     cards (docs/benchmarks.md, "Second run")."""
-    if not _shortcuts.enabled:
-        model, owner = _tag_model(scope.resource.name)
-        lookups = {name.replace("tag_key", "tag__key"): value for name, value in narrow.items()}
-        return model.objects.filter(**{owner: OuterRef(scope.owner_ref)}, **lookups), owner
     rows, owner = _tag_rows_of(scope.resource.name, scope.owner_ref, keyed=bool(narrow))
     return (rows.filter(**narrow) if narrow else rows.all()), owner
 
@@ -659,43 +557,8 @@ def compile_select(
         for item in plan.items
     )
     ordering = ["?"] if plan.order_random else _row_order(scope, plan.order_by)
-    # ``queryset`` is base_queryset's fresh clone: ordered in place, as order_by() does.
-    queryset.query.clear_ordering(force=True, clear_default=False)
-    queryset.query.add_ordering(*ordering)
-    if (
-        _shortcuts.enabled
-        and not scope.prefix
-        and all(_is_plain_field(item.term) for item in plan.items)
-    ):
-        fields = [item.term.field for item in plan.items]  # type: ignore[union-attr]
-        return CompiledSelect(_values_of_columns(queryset, scope.model, fields), columns)
     selected = [_selected(scope, item.term) for item in plan.items]
-    return CompiledSelect(queryset.values_list(*selected), columns)
-
-
-def _values_of_columns(queryset: QuerySet, model: type[Model], fields: list[str]) -> QuerySet:
-    """``queryset.values_list(*fields)`` for fields of the model's own table, with the columns
-    already resolved (``_base_col``): what ``Query.set_values`` does for plain field names on a
-    query without annotations, minus resolving each name again. Changes ``queryset`` (the
-    caller's own clone) in place. The SQL is the same (tests compare both)."""
-    query = queryset.query
-    if (
-        query.annotations
-        or query.extra
-        or query.group_by is not None
-        or len(set(fields)) < len(fields)
-    ):
-        return queryset.values_list(*fields)
-    query.select_related = False
-    query.clear_deferred_loading()
-    query.clear_select_fields()
-    names = tuple(fields)
-    query.values_select = names
-    query.set_select([_base_col(model, name) for name in names])
-    query.selected = dict(zip(names, range(len(names)), strict=True))
-    queryset._fields = names
-    queryset._iterable_class = ValuesListIterable
-    return queryset
+    return CompiledSelect(queryset.order_by(*ordering).values_list(*selected), columns)
 
 
 def _is_plain_field(term: p.Term) -> bool:
