@@ -63,6 +63,7 @@ from dsl.resources import (
     STRING,
     UUID,
     Column,
+    ColumnType,
     Resource,
 )
 from flashcards.models import Card, CardTag, Deck, DeckTag, ReviewEvent, Tag, Workspace
@@ -79,7 +80,6 @@ EXPRESSION_COLUMNS: frozenset[tuple[str, str]] = frozenset(
     {("review_events", "review_grade"), ("cards", "tag")}
 )
 
-DATE = "date"  # the type of DATE(col) values
 
 _COMPARISONS: dict[str, type] = {
     "=": Exact,
@@ -148,7 +148,7 @@ def fold_tag(value: str) -> str:
 @dataclass(frozen=True)
 class OutputColumn:
     key: str  # the output key of the row
-    type: str  # dialect type (or "date") for formatting
+    type: ColumnType  # for formatting (ColumnType.DATE for DATE(col) values)
     # A model field read as is: integers, numbers and booleans already arrive as int / float /
     # bool (after Django's converters), so the row formatter copies them without a call.
     plain_field: bool = False
@@ -265,11 +265,11 @@ def _aggregate(term: p.Aggregate, scope: _Scope, *, grouped: bool) -> Any:
     return aggregate
 
 
-def output_type(term: p.Term) -> str:
+def output_type(term: p.Term) -> ColumnType:
     if isinstance(term, Column):
         return term.type
     if isinstance(term, p.DateOf):
-        return DATE
+        return ColumnType.DATE
     if isinstance(term, p.CaseFold):
         return STRING
     if term.func == "count":

@@ -9,7 +9,7 @@ from typing import Any
 from uuid import UUID as UUIDType
 
 from dsl import compiler
-from dsl.resources import BOOLEAN, DATETIME, INTEGER, NUMBER, UUID
+from dsl.resources import BOOLEAN, DATETIME, INTEGER, NUMBER, UUID, ColumnType
 from flashcards.services import format_timestamp
 from flashcards.services.timestamps import parse_timestamp
 
@@ -45,10 +45,10 @@ def _datetime(value: datetime) -> str | None:
     return format_timestamp(value)
 
 
-_FORMATTERS: dict[str, Callable[[Any], Any]] = {
+_FORMATTERS: dict[ColumnType, Callable[[Any], Any]] = {
     UUID: published_uuid,
     DATETIME: _datetime,
-    compiler.DATE: _date,
+    ColumnType.DATE: _date,
     INTEGER: _integer,
     NUMBER: _number,
     BOOLEAN: _boolean,

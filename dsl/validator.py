@@ -62,6 +62,7 @@ from dsl.resources import (
     STRING_ARRAY,
     UUID,
     Column,
+    ColumnType,
     Resource,
     get_resource,
 )
@@ -156,7 +157,7 @@ def _term_info(term: Term) -> _TermInfo:
     if isinstance(term, CaseFold):
         return _TermInfo(f"{term.func.upper()}({term.column.name})", STRING, None, term.column)
     if isinstance(term, DateOf):
-        return _TermInfo(f"DATE({term.column.name})", "date", None, term.column)
+        return _TermInfo(f"DATE({term.column.name})", ColumnType.DATE, None, term.column)
     column = term.column
     label = f"{term.func.upper()}({'*' if column is None else column.name})"
     if term.func == "count":
@@ -744,7 +745,7 @@ class _Conditions:
                 node,
                 f"For arrays use OVERLAP, CONTAINS, = (...) or ANY, e.g. {info.name} OVERLAP ('tag1').",
             )
-        if info.type == "date":
+        if info.type == ColumnType.DATE:
             raise _fail(
                 f"{info.name} cannot be compared.",
                 "unsupported_syntax",
