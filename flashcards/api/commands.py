@@ -1,6 +1,6 @@
-"""The explicit commands of the agent API (domain.md §4) as plain functions: validate a JSON body,
-call one service, return the envelope's `data` and `instructions`. The REST views and the MCP tools
-both call these, so the two surfaces cannot drift apart."""
+"""The explicit commands of the agent API (domain.md §4) as plain functions: a body checked by its
+serializer (flashcards.api.bodies), one service call, the envelope's `data` and `instructions`.
+The REST views and the MCP tools both call these, so the two surfaces cannot drift apart."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from django.db.models import Q
 
 from flashcards import services
 from flashcards.api import bodies
-from flashcards.api.bodies import invalid, validated
+from flashcards.api.bodies import validated
 from flashcards.api.envelope import ApiError, workspace_not_found
 from flashcards.models import ApiKey, Membership, Workspace
 from flashcards.serializers import card_row, review_event_row, workspace_row
@@ -29,14 +29,6 @@ WORKSPACE_SELECTOR = "workspace_id"
 class CommandResult:
     data: dict[str, Any]
     instructions: str
-
-
-def require_object(body: object) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise invalid(
-            "The request body must be a JSON object; see docs.discoveryUrl for each route's fields."
-        )
-    return body
 
 
 # --- reviews -----------------------------------------------------------------------------------
