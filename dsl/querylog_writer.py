@@ -200,6 +200,10 @@ class QueryLogWriter:
             finally:
                 for _ in batch:
                     rows.task_done()
+                if "pool" in connection.settings_dict.get("OPTIONS", {}):
+                    # A pooled connection goes back between batches: held while idle, it is one a
+                    # request cannot have (a pool of one would answer the next request 503).
+                    connection.close()
 
     def _write_retrying(self, batch: list[QueryLog]) -> None:
         """Write a batch, retrying the rows an unavailable database refused for up to
