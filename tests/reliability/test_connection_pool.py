@@ -124,7 +124,8 @@ def test_concurrent_requests_share_at_most_the_pools_connections(pooled_server, 
     sessions = _server_connections()
     assert 1 <= len(sessions) <= POOL_SIZE, sessions
     # Idle pooled sessions are not left inside a transaction (SET LOCAL ended with its SELECT).
-    assert all(state == "idle" for state, _ in sessions), sessions
+    # (The query-log writer may be storing the requests' rows on its pooled connection meanwhile.)
+    assert all(state == "idle" or "dsl_querylog" in query for state, query in sessions), sessions
     status, body = _post(pooled_server, key, "SELECT COUNT(*) AS n FROM cards")
     assert (status, body["data"]["rows"]) == (200, [{"n": 11}])
 
