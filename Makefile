@@ -8,17 +8,24 @@ PORT ?= 8000
 PG_URL ?= postgres://postgres@127.0.0.1:5432/flashcards
 PYTEST_ARGS ?= -q
 
-.PHONY: run serve test test-postgres lint format migrate seed bench fuzz soak clean
+.PHONY: run serve test test-postgres lint format lock migrate seed bench fuzz soak clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt | $(BIN)/python
-	$(BIN)/pip install --quiet -r requirements-dev.txt
+# Installs exactly the locked versions, each checked against its hash (requirements-dev.lock:
+# the runtime lock plus the test and lint tools).
+$(VENV)/.installed: requirements-dev.lock | $(BIN)/python
+	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements-dev.lock
 	touch $@
 
 install: $(VENV)/.installed
+
+## Regenerate the lock files (every transitive version, with hashes) from requirements*.txt.
+lock: install
+	$(BIN)/uv pip compile requirements.txt --generate-hashes --python-version 3.11 --no-header -o requirements.lock
+	$(BIN)/uv pip compile requirements-dev.txt --generate-hashes --python-version 3.11 --no-header -o requirements-dev.lock
 
 ## Install, migrate the SQLite default, seed the demo workspace, print a login and a key, serve on :8000.
 run: install

@@ -32,9 +32,11 @@ django.setup()
 from django.db import connection  # noqa: E402
 
 from bench.report import RESULTS_DIR, machine, percentile, table  # noqa: E402
-from dsl import backends, compiler  # noqa: E402
+from dsl import compiler, statement_clock  # noqa: E402
+from dsl import plan as p  # noqa: E402
 from dsl import validator as v  # noqa: E402
-from dsl.executor import _ready_select, current_limits, prepare  # noqa: E402
+from dsl.caches import ready_select  # noqa: E402
+from dsl.executor import current_limits, prepare  # noqa: E402
 from dsl.parser import parse_batch  # noqa: E402
 from dsl.querylog import ExecutionStats  # noqa: E402
 from flashcards.models import Workspace  # noqa: E402
@@ -52,17 +54,17 @@ def load_corpus(path: Path = CORPUS) -> list[str]:
     ]
 
 
-def compile_plan(plan: v.Plan, workspace: Workspace) -> object:
+def compile_plan(plan: p.Plan, workspace: Workspace) -> object:
     """What the executor builds before its first database call, the first time it sees a
     statement: a SELECT's queryset with NOW() left as a parameter (as ``ReadySelect.build`` does),
     the target-id queryset of an UPDATE / DELETE, an INSERT's row dicts."""
-    if isinstance(plan, v.SelectPlan):
+    if isinstance(plan, p.SelectPlan):
         return compiler.compile_select(plan, workspace, now=None).queryset
-    if isinstance(plan, (v.UpdatePlan, v.DeletePlan)):
+    if isinstance(plan, (p.UpdatePlan, p.DeletePlan)):
         scope = compiler._Scope(plan.resource, workspace, tag_rows=False, now=now_ms())
         condition = compiler.compile_condition(scope, plan.where)
         return compiler.base_queryset(plan.resource, workspace, where=condition)
-    if isinstance(plan, v.InsertPlan):
+    if isinstance(plan, p.InsertPlan):
         return plan.row_dicts()
     return plan
 
@@ -70,18 +72,18 @@ def compile_plan(plan: v.Plan, workspace: Workspace) -> object:
 def generate_sql(compiled: object) -> None:
     query = getattr(compiled, "query", None)
     if query is not None:
-        with backends.clock(backends.DEFERRED):
+        with statement_clock.clock(statement_clock.DEFERRED):
             query.get_compiler(connection=connection).as_sql()
 
 
 def time_warm(sql: str, workspace: Workspace) -> float:
     """The same statement again, as the executor runs it: the prepared plan and, for reads, the
-    ready SQL come from their caches (dsl.executor.prepare / _ready_select)."""
+    ready SQL come from their caches (dsl.executor.prepare / dsl.caches.ready_select)."""
     started = time.perf_counter()
     _, plans = prepare(sql, current_limits(), "any", ExecutionStats())
     for plan in plans:
-        if isinstance(plan, v.SelectPlan):
-            _ready_select(plan, workspace)
+        if isinstance(plan, p.SelectPlan):
+            ready_select(plan, workspace)
     return time.perf_counter() - started
 
 

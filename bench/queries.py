@@ -41,11 +41,11 @@ from bench import handwritten as hw  # noqa: E402
 from bench import seed  # noqa: E402
 from bench.report import RESULTS_DIR, machine, table  # noqa: E402
 from dsl import compiler, validator  # noqa: E402
-from dsl.backends import statement_deadline  # noqa: E402
 from dsl.executor import current_limits, execute_batch  # noqa: E402
 from dsl.parser import parse_batch  # noqa: E402
 from dsl.querylog import ExecutionStats  # noqa: E402
 from dsl.service import run_sql  # noqa: E402
+from dsl.time_limit import statement_deadline  # noqa: E402
 from flashcards import services  # noqa: E402
 from flashcards.models import Card, Workspace  # noqa: E402
 

@@ -9,6 +9,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config.keys import DEVELOPMENT_SECRET_KEY
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -27,8 +29,10 @@ DEBUG = env_bool("DEBUG", False)
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
+    # DJANGO_ALLOW_INSECURE_KEY is set by manage.py for operator commands that sign nothing; the
+    # served application refuses the development key outside DEBUG all the same (config.keys).
     if DEBUG or os.environ.get("DJANGO_ALLOW_INSECURE_KEY") == "1":
-        SECRET_KEY = "django-insecure-dev-only-key-do-not-use-in-production"
+        SECRET_KEY = DEVELOPMENT_SECRET_KEY
     else:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
 
@@ -146,12 +150,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL
 # MATCH at 100k cards: 3.3 -> 1.3 ms (docs/benchmarks.md). SQLite's own build caps it at ~2 GB.
 SQLITE_MMAP_SIZE = int(os.environ.get("SQLITE_MMAP_SIZE", str(2**31 - 2**16)))
 
+# SQLite: seconds a writer waits for another's lock before "database is locked" (a 503 with
+# Retry-After). Below the dialect's statement time limit (5 s), so every route answers a locked
+# database within the documented limit; a dialect request waits at most what is left of its own
+# limit (dsl.backends.statement_deadline). Checked at start-up (dsl.checks).
+SQLITE_BUSY_TIMEOUT_SECONDS = float(os.environ.get("SQLITE_BUSY_TIMEOUT_SECONDS", "4"))
+
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers proceed while one writer commits; IMMEDIATE takes the write lock at BEGIN
     # so two writers queue instead of failing with "database is locked" mid-transaction.
     DATABASES["default"]["OPTIONS"] = {
         "transaction_mode": "IMMEDIATE",
-        "timeout": 20,
+        "timeout": SQLITE_BUSY_TIMEOUT_SECONDS,
         "init_command": (
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
             f"PRAGMA mmap_size={SQLITE_MMAP_SIZE};"
@@ -322,14 +332,34 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
+        # Error statuses, headers and codes of every /v1/ operation; then the dialect's shapes
+        # (rows from the resource registry, the SQL data, its error codes, /mcp, the grammar page).
+        "flashcards.api.contract.add_contract",
+        "dsl.openapi.add_contract",
         "dsl.openapi.add_examples",
     ],
 }
 
+# Request ids (flashcards.api.request_id): the X-Request-Id (REQUEST_ID_HEADER) of a request from
+# one of these peers (addresses or networks: the reverse proxy) is kept as its id; from any other
+# peer it is ignored. Every log line carries the id of the request that wrote it.
+TRUSTED_PROXY_IPS = env_list("TRUSTED_PROXY_IPS")
+REQUEST_ID_HEADER = os.environ.get("REQUEST_ID_HEADER", "X-Request-Id")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "flashcards.api.request_id.RequestIdFilter"}},
+    "formatters": {
+        "line": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["request_id"],
+            "formatter": "line",
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
 

@@ -3,7 +3,9 @@
 
 import os
 
-os.environ.setdefault("DJANGO_ALLOW_INSECURE_KEY", "1")
+# Not the development key: the served application refuses that one outside DEBUG (config.keys),
+# and live-server tests serve the application.
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-the-development-one-0123456789")
 os.environ.setdefault("AGENT_RATE_LIMIT", "0")
 
 from config.settings import *  # noqa: F403

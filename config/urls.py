@@ -1,3 +1,6 @@
+"""The root URLconf: the admin, the dialect's routes (dsl.urls), the product's (flashcards.urls)
+and the OAuth authorization server (flashcards.oauth.urls)."""
+
 from django.contrib import admin
 from django.urls import include, path
 

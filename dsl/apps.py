@@ -1,3 +1,6 @@
+"""The dialect's Django app: at start-up it registers the system checks, the SQLite functions
+every connection needs (dsl.backends) and the query-log receiver of refused requests."""
+
 from django.apps import AppConfig
 
 

@@ -1,7 +1,8 @@
 """Every difference between SQLite and PostgreSQL that the dialect cares about, in one place.
 
 The compiler asks this module for expressions and lookups whose meaning is the same on both
-databases (dsl.md §6); nothing else in ``dsl`` looks at ``connection.vendor``:
+databases (dsl.md §6); outside this module and its three siblings named at the end, nothing in
+``dsl`` looks at ``connection.vendor``:
 
 - LIKE is case-sensitive and ILIKE case-insensitive on both (SQLite's LIKE folds ASCII case, so
   LIKE becomes GLOB there, and ILIKE SQLite's LIKE on ASCII text and a GLOB over Python-lowered
@@ -17,29 +18,20 @@ databases (dsl.md §6); nothing else in ``dsl`` looks at ``connection.vendor``:
 - "JSON array holds this value" (decks.effort_levels): jsonb ``@>`` / SQLite ``json_each``.
 - a correlated EXISTS that must be checked row by row (``PerRowExists``), and an uncorrelated
   id set computed once inside it (``InSubqueryOnce``): MATCH's tag check (dsl.compiler).
-- the per-request statement time limit: ``set_config('statement_timeout', …, true)`` inside the
-  request transaction on PostgreSQL — or, for a request that is one read, ``SET LOCAL
-  statement_timeout`` sent with the SELECT in one round trip — and a progress handler that aborts
-  the running statement after the deadline on SQLite (the connection stays usable).
-- ``NOW()`` is bound late: the compiled SQL keeps a marker that each execution replaces with its
-  own moment, so a statement that reads the clock can be compiled once and run many times.
+
+The time limit's differences are dsl.time_limit's, NOW() bound late is dsl.statement_clock, and
+the few steps below Django's public API (running ready SQL, psycopg's quoting) are dsl.ready_sql.
 """
 
 from __future__ import annotations
 
 import json
-import time
-import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import Any
 
-from django.db import OperationalError, connection
+from django.db import connection
 from django.db.models import (
     BooleanField,
-    DateTimeField,
     Exists,
     Expression,
     F,
@@ -50,14 +42,6 @@ from django.db.models import (
 from django.db.models.expressions import OrderBy
 from django.db.models.functions import Collate, Lower, TruncDate, Upper
 from django.db.models.lookups import In
-from psycopg.types.string import TextLoader
-
-from flashcards.services import format_timestamp, now_ms
-
-# How many SQLite virtual-machine steps run between two deadline checks: about 0.1 ms of work,
-# so the check costs nothing measurable and a runaway statement stops within a millisecond.
-SQLITE_PROGRESS_STEPS = 10_000
-POSTGRES_QUERY_CANCELED = "57014"
 
 # A parsed LIKE pattern: literal characters, and the two wildcards as these markers.
 ANY_RUN = object()
@@ -308,226 +292,3 @@ def order_by(
         key.desc(**nulls) if descending else key.asc(**nulls)  # type: ignore[union-attr]
         for key in keys
     ]
-
-
-class QueryTimeout(Exception):
-    """The request ran out of statement time (dsl.md §8)."""
-
-
-def is_timeout(exc: BaseException) -> bool:
-    """True for the database error raised when the deadline cut a statement short."""
-    if isinstance(exc, QueryTimeout):
-        return True
-    if not isinstance(exc, OperationalError):
-        return False
-    cause = exc.__cause__
-    if getattr(cause, "sqlstate", None) == POSTGRES_QUERY_CANCELED:
-        return True
-    return connection.vendor == "sqlite" and "interrupted" in str(exc).lower()
-
-
-class Deadline:
-    """The request's statement-time budget. ``arm()`` before each statement: it raises
-    QueryTimeout when the budget is spent and, on PostgreSQL, hands the rest of it to the server
-    (which must be inside the request transaction, as ``set_config(..., true)`` is local to it)."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.expires_at = time.monotonic() + seconds
-
-    def remaining(self) -> float:
-        return self.expires_at - time.monotonic()
-
-    def check(self) -> int:
-        """The budget left in whole milliseconds (at least 1); QueryTimeout once it is spent."""
-        remaining = self.remaining()
-        if remaining <= 0:
-            raise QueryTimeout()
-        return max(1, int(remaining * 1000))
-
-    def arm(self) -> None:
-        remaining = self.remaining()
-        if remaining <= 0:
-            raise QueryTimeout()
-        if is_postgresql():
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT set_config('statement_timeout', %s, true)",
-                    [str(max(1, int(remaining * 1000)))],
-                )
-
-
-@contextmanager
-def statement_deadline(seconds: float) -> Iterator[Deadline]:
-    """Bound the database time of everything run inside. On SQLite a progress handler aborts the
-    running statement once the deadline passes; it is removed on exit."""
-    deadline = Deadline(seconds)
-    if connection.vendor != "sqlite":
-        yield deadline
-        return
-    connection.ensure_connection()
-    raw = connection.connection
-
-    def over_time() -> int:
-        return 1 if time.monotonic() > deadline.expires_at else 0
-
-    raw.set_progress_handler(over_time, SQLITE_PROGRESS_STEPS)
-    try:
-        yield deadline
-    finally:
-        raw.set_progress_handler(None, SQLITE_PROGRESS_STEPS)
-
-
-def read_transaction_needed() -> bool:
-    """Reads need a transaction only where the time limit is scoped to one (PostgreSQL). SQLite
-    opens write transactions with BEGIN IMMEDIATE, so wrapping reads would serialise them."""
-    return is_postgresql()
-
-
-# The statement clock ---------------------------------------------------------------------------
-
-# What ``StatementClock`` renders as: a moment, or DEFERRED to leave a ``ClockParam`` marker in
-# the parameters (for SQL compiled once and executed many times, see ``dsl.executor``).
-DEFERRED = object()
-_clock: ContextVar[Any] = ContextVar("dsl_statement_clock", default=None)
-_DATETIME_FIELD = DateTimeField()
-
-
-@contextmanager
-def clock(moment: Any) -> Iterator[None]:
-    """Render ``StatementClock`` expressions compiled inside as ``moment`` (or DEFERRED)."""
-    token = _clock.set(moment)
-    try:
-        yield
-    finally:
-        _clock.reset(token)
-
-
-def _datetime_param(value: datetime, db: Any) -> Any:
-    # What Django passes to the driver for a datetime compared with a DateTimeField.
-    return _DATETIME_FIELD.get_db_prep_value(value, db, prepared=False)
-
-
-class ClockParam:
-    """The marker a deferred ``StatementClock`` leaves among the query parameters."""
-
-    __slots__ = ("relative",)
-
-    def __init__(self, relative: Any) -> None:
-        self.relative = relative
-
-    def bind(self, moment: datetime, db: Any) -> Any:
-        return _datetime_param(self.relative.resolve(moment), db)
-
-    def __repr__(self) -> str:
-        return f"ClockParam({self.relative!r})"
-
-
-class StatementClock(Expression):
-    """``NOW()`` (± an interval) as a query parameter decided when the SQL is generated: the
-    moment of ``clock()``, else the current time (a queryset evaluated outside the executor)."""
-
-    output_field = DateTimeField()
-
-    def __init__(self, relative: Any) -> None:
-        super().__init__()
-        self.relative = relative
-
-    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
-        moment = _clock.get()
-        if moment is DEFERRED:
-            return "%s", [ClockParam(self.relative)]
-        return "%s", [_datetime_param(self.relative.resolve(moment or now_ms()), connection)]
-
-
-def bind_clock(
-    params: Sequence[Any], positions: Sequence[int], moment: datetime, db: Any = connection
-) -> list[Any]:
-    """The parameters of deferred SQL with each clock marker replaced by ``moment``'s value."""
-    bound = list(params)
-    for position in positions:
-        bound[position] = bound[position].bind(moment, db)
-    return bound
-
-
-def inline_literals(
-    sql: str, params: Sequence[Any], clock_positions: Sequence[int], db: Any = connection
-) -> tuple[str, ...] | None:
-    """PostgreSQL with client-side binding (Django's default): ``sql`` with every parameter
-    written in by psycopg's own quoting — exactly the text client-side binding sends anyway —
-    except the clock markers, at which the text is split. Running such SQL skips converting and
-    quoting the same parameters on every request. None elsewhere."""
-    if not _client_side_binding(db):
-        return None
-    sentinel = f"dsl_clock_{uuid.uuid4().hex}"
-    positions = set(clock_positions)
-    values = [sentinel if i in positions else param for i, param in enumerate(params)]
-    with db.cursor() as cursor:
-        text = cursor.cursor.mogrify(sql, values)
-    pieces = text.split(f"'{sentinel}'")
-    return tuple(pieces) if len(pieces) == len(positions) + 1 else None
-
-
-def clock_literal(value: Any) -> str:
-    """A bound clock value (an aware datetime on PostgreSQL) as a SQL literal."""
-    if not isinstance(value, datetime) or value.tzinfo is None:
-        raise TypeError(f"Expected an aware datetime, got {value!r}")
-    return f"'{value.isoformat()}'::timestamptz"
-
-
-def _client_side_binding(db: Any) -> bool:
-    if db.vendor != "postgresql":
-        return False
-    return not db.settings_dict.get("OPTIONS", {}).get("server_side_binding")
-
-
-def fetch_rows(
-    sql: str,
-    params: Sequence[Any] | None,
-    *,
-    timeout_ms: int | None = None,
-    stamps_as_text: bool = False,
-    db: Any = connection,
-) -> list[tuple]:
-    """Run one SELECT and return its raw rows. ``timeout_ms`` (PostgreSQL, outside any
-    transaction) sends ``SET LOCAL statement_timeout`` in the same round trip: PostgreSQL runs the
-    statements of one simple query in one implicit transaction, so the limit applies to this
-    SELECT and ends with it — one round trip instead of BEGIN, set_config, SELECT and COMMIT.
-
-    ``stamps_as_text`` (PostgreSQL): uuid and timestamptz values come back as PostgreSQL's text —
-    a uuid's text is already its published form, and ``published_timestamp`` makes a timestamp's
-    by slicing — cheaper than building UUID and datetime objects only to print them again."""
-    with db.cursor() as cursor:
-        if stamps_as_text and db.vendor == "postgresql":
-            adapters = cursor.cursor.adapters  # this cursor's own map: the connection is unchanged
-            adapters.register_loader("uuid", TextLoader)
-            adapters.register_loader("timestamptz", TextLoader)
-        if timeout_ms is None:
-            cursor.execute(sql, params)
-            return cursor.fetchall()
-        cursor.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}; {sql}", params)
-        cursor.nextset()
-        return cursor.fetchall()
-
-
-def inline_timeout_possible(db: Any = connection) -> bool:
-    """True where ``fetch_rows(timeout_ms=…)`` can bound a lone read without a transaction:
-    PostgreSQL in autocommit with client-side parameter binding (Django's default; server-side
-    binding cannot send two statements at once)."""
-    if not _client_side_binding(db) or db.in_atomic_block:
-        return False
-    return db.get_autocommit()
-
-
-def published_timestamp(text: str) -> str | None:
-    """A timestamptz as PostgreSQL's text → the published form (UTC, milliseconds truncated, Z),
-    exactly what ``format_timestamp`` makes of the same moment. In the UTC session time zone Django
-    sets, with DateStyle ISO (which psycopg needs anyway), the text is "2026-11-30 00:08:04.144+00"
-    — the fraction has 0 to 6 digits, trailing zeros dropped — so slicing is enough."""
-    if text[-3:] == "+00" and text[4:5] == "-" and text[10:11] == " ":
-        if text[19:20] == ".":
-            return f"{text[:10]}T{text[11:19]}.{text[20:-3][:3]:0<3}Z"
-        if len(text) == 22:
-            return f"{text[:10]}T{text[11:19]}.000Z"
-    # Any other shape (a year past 9999, another time zone): go through a datetime.
-    return format_timestamp(datetime.fromisoformat(text))

@@ -51,3 +51,29 @@ def check_registry_columns(app_configs: Any = None, **kwargs: Any) -> list[check
                         )
                     )
     return problems
+
+
+@checks.register()
+def check_sqlite_busy_timeout(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """A SQLite writer must give up waiting for a lock within the statement time limit, so a
+    locked database answers 503 within the documented limit on every route."""
+    from django.conf import settings
+
+    from dsl.settings import dsl_settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] != "django.db.backends.sqlite3":
+        return []
+    busy = float(database.get("OPTIONS", {}).get("timeout", 5))
+    limit = float(dsl_settings.STATEMENT_TIMEOUT_SECONDS)
+    if busy < limit:
+        return []
+    return [
+        checks.Warning(
+            f"SQLite's busy timeout ({busy:g} s) is not below the statement time limit "
+            f"({limit:g} s): a write behind a lock would answer after the documented limit.",
+            hint="Lower SQLITE_BUSY_TIMEOUT_SECONDS (default 4) or raise "
+            "FLASHCARDS_DSL_STATEMENT_TIMEOUT_SECONDS.",
+            id="dsl.W001",
+        )
+    ]

@@ -1,4 +1,4 @@
-"""Validated plans (``dsl.validator``) → Django querysets.
+"""Validated plans (``dsl.plan``) → Django querysets, through the public queryset API only.
 
 Everything here emits ``Q`` / ``F`` / lookups / aggregates on querysets; nothing writes SQL text
 (the few database-specific pieces live in ``dsl.backends``). Every queryset starts from
@@ -12,12 +12,10 @@ lower-cased form), never by loading rows into Python. A SELECT that names ``tag`
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import operator
-import threading
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import reduce
@@ -44,7 +42,7 @@ from django.db.models import (
     Value,
     When,
 )
-from django.db.models.expressions import Col, OrderBy, Ref
+from django.db.models.expressions import OrderBy, Ref
 from django.db.models.functions import Cast, Coalesce
 from django.db.models.lookups import (
     Exact,
@@ -54,15 +52,11 @@ from django.db.models.lookups import (
     IsNull,
     LessThan,
     LessThanOrEqual,
-    Lookup,
     Range,
 )
-from django.db.models.query import ValuesListIterable
-from django.db.models.sql import Query
-from django.db.models.sql.where import AND, WhereNode
 
-from dsl import backends
-from dsl import validator as v
+from dsl import backends, statement_clock
+from dsl import plan as p
 from dsl.resources import (
     BOOLEAN,
     INTEGER,
@@ -71,6 +65,7 @@ from dsl.resources import (
     STRING,
     UUID,
     Column,
+    ColumnType,
     Resource,
 )
 from flashcards.models import Card, CardTag, Deck, DeckTag, ReviewEvent, Tag, Workspace
@@ -87,7 +82,6 @@ EXPRESSION_COLUMNS: frozenset[tuple[str, str]] = frozenset(
     {("review_events", "review_grade"), ("cards", "tag")}
 )
 
-DATE = "date"  # the type of DATE(col) values
 
 _COMPARISONS: dict[str, type] = {
     "=": Exact,
@@ -108,29 +102,6 @@ _CHAR = CharField()
 _TRUE = Q(Exact(Value(1, output_field=_INTEGER), 1))
 
 
-class _Shortcuts(threading.local):
-    """Where the compiler builds Django's query structures directly instead of through the
-    generic queryset API: resolved columns (``_base_col``), WHERE nodes (``_add_condition``),
-    the selected columns (``_values_of_columns``) and the cached tag subqueries. Each produces
-    the same SQL as the generic route; ``generic_route()`` turns them off so tests can compare
-    the two (tests/dsl/test_compiler_shortcuts.py)."""
-
-    enabled = True
-
-
-_shortcuts = _Shortcuts()
-
-
-@contextlib.contextmanager
-def generic_route() -> Iterator[None]:
-    """Compile through Django's generic queryset API only (for tests), in this thread."""
-    _shortcuts.enabled = False
-    try:
-        yield
-    finally:
-        _shortcuts.enabled = True
-
-
 def base_queryset(
     resource: Resource,
     workspace: Workspace,
@@ -141,62 +112,9 @@ def base_queryset(
     """The rows of ``resource`` the workspace may see, narrowed by ``where``. THE entry point of
     every query: every queryset the dialect runs is a clone of the workspace's scope, and callers
     only ever narrow it. ``tag_rows`` gives one CardTag row per (live card, tag) instead.
-    The queryset returned is a fresh clone: callers may refine it in place."""
+    The queryset returned is a fresh clone: callers may refine it."""
     scope = _scope_queryset(resource.name, tag_rows, workspace.pk)
-    if where is None:
-        return scope.all()
-    if tag_rows or not _shortcuts.enabled:
-        # Conditions on the joined card go through Django's join promotion.
-        return scope.filter(where)
-    queryset = scope.all()
-    if not _add_condition(queryset.query, where):
-        return scope.filter(where)
-    return queryset
-
-
-def _add_condition(query: Query, condition: Q) -> bool:
-    """``filter(condition)`` for a condition tree of lookups and EXISTS on the model's own table,
-    added straight to the WHERE: the leaves are built on resolved columns (``_base_col``), so
-    most need no resolving and none a field path lookup. Adds nothing and returns False when a
-    leaf would need a join (``filter()`` then promotes the join types) or is a keyword lookup.
-    The SQL is the same as ``filter()``'s (tests compare both)."""
-    aliases = len(query.alias_map)
-    node = _where_node(query, condition)
-    if node is None or len(query.alias_map) != aliases:
-        return False
-    query.where.add(node, AND)
-    return True
-
-
-def _where_node(query: Query, condition: Q) -> WhereNode | None:
-    node = WhereNode(connector=condition.connector, negated=condition.negated)
-    for child in condition.children:
-        if isinstance(child, Q):
-            part = _where_node(query, child)
-        elif getattr(child, "conditional", False):
-            part = _resolved_leaf(query, child)
-        else:
-            return None
-        if part is None:
-            return None
-        node.add(part, condition.connector)
-    return node
-
-
-def _resolved_leaf(query: Query, leaf: Any) -> Any:
-    """A WHERE leaf as ``Query.build_filter`` leaves it: a lookup of a resolved column against
-    plain values is ready as built; anything else (functions, EXISTS) is resolved against the
-    query, and a bare boolean expression becomes ``= true``, as Django does."""
-    if (
-        isinstance(leaf, Lookup)
-        and type(leaf.lhs) is Col
-        and not hasattr(leaf.rhs, "resolve_expression")
-    ):
-        return leaf
-    resolved = leaf.resolve_expression(query, allow_joins=True, reuse=None, summarize=False)
-    if not isinstance(resolved, Lookup):
-        resolved = query.build_lookup(["exact"], resolved, True)
-    return resolved
+    return scope.all() if where is None else scope.filter(where)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -232,7 +150,7 @@ def fold_tag(value: str) -> str:
 @dataclass(frozen=True)
 class OutputColumn:
     key: str  # the output key of the row
-    type: str  # dialect type (or "date") for formatting
+    type: ColumnType  # for formatting (ColumnType.DATE for DATE(col) values)
     # A model field read as is: integers, numbers and booleans already arrive as int / float /
     # bool (after Django's converters), so the row formatter copies them without a call.
     plain_field: bool = False
@@ -265,13 +183,9 @@ class _Scope:
     def field(self, column: Column) -> Expression | F:
         return self.path(column.field or column.name)
 
-    def path(self, name: str) -> Expression | F:
-        """A field of the resource's rows: the resolved column of the model's own table (what
-        Django itself shares as ``Field.cached_col``), or — for tag rows, whose card is a join
-        away — an F() that Django resolves to that join."""
-        if self.prefix or not _shortcuts.enabled:
-            return F(self.prefix + name)
-        return _base_col(self.model, name)
+    def path(self, name: str) -> F:
+        """A field of the resource's rows (for tag rows, of the CardTag's card, a join away)."""
+        return F(self.prefix + name)
 
     def id_field(self) -> str:
         id_column = self.resource.column(self.resource.id_column)
@@ -285,26 +199,15 @@ class _Scope:
         return self.path(self.id_field())
 
     def value(self, raw: Any) -> Any:
-        if isinstance(raw, v.RelativeNow):
+        if isinstance(raw, p.RelativeNow):
             if self.now is None:
                 # Bound late: the moment is decided when the SQL is generated (dsl.backends).
-                return backends.StatementClock(raw)
+                return statement_clock.StatementClock(raw)
             return raw.resolve(self.now)
         return raw
 
 
-@functools.cache
-def _base_col(model: type[Model], path: str) -> Expression:
-    """The column a field path names on ``model``'s own table, resolved once by Django exactly as
-    ``F(path)`` is in a query of that model — without the per-statement path resolution (field
-    lookup, join setup and trimming), the largest part of a compile. Cols are immutable
-    expressions (Django copies them when it resolves or relabels), so one is shared."""
-    column = F(path).resolve_expression(Query(model))
-    assert getattr(column, "alias", None) == model._meta.db_table, (model, path)
-    return column
-
-
-def _is_tag(term: v.Term) -> bool:
+def _is_tag(term: p.Term) -> bool:
     return isinstance(term, Column) and term.virtual
 
 
@@ -393,19 +296,19 @@ def column_expression(scope: _Scope, column: Column) -> Expression | F:
     return scope.field(column)
 
 
-def term_expression(scope: _Scope, term: v.Term) -> Any:
+def term_expression(scope: _Scope, term: p.Term) -> Any:
     """The expression of a row-level term (aggregates are built by the grouped select)."""
     if isinstance(term, Column):
         return column_expression(scope, term)
-    if isinstance(term, v.DateOf):
+    if isinstance(term, p.DateOf):
         return backends.utc_date(column_expression(scope, term.column))
-    if isinstance(term, v.CaseFold):
+    if isinstance(term, p.CaseFold):
         function = backends.UnicodeLower if term.func == "lower" else backends.UnicodeUpper
         return function(column_expression(scope, term.column))
     raise TypeError(f"{term!r} is an aggregate; it only exists in grouped queries.")
 
 
-def _aggregate(term: v.Aggregate, scope: _Scope, *, grouped: bool) -> Any:
+def _aggregate(term: p.Aggregate, scope: _Scope, *, grouped: bool) -> Any:
     if term.column is None:
         return Count("*")
     column = term.column
@@ -427,12 +330,12 @@ def _aggregate(term: v.Aggregate, scope: _Scope, *, grouped: bool) -> Any:
     return aggregate
 
 
-def output_type(term: v.Term) -> str:
+def output_type(term: p.Term) -> ColumnType:
     if isinstance(term, Column):
         return term.type
-    if isinstance(term, v.DateOf):
-        return DATE
-    if isinstance(term, v.CaseFold):
+    if isinstance(term, p.DateOf):
+        return ColumnType.DATE
+    if isinstance(term, p.CaseFold):
         return STRING
     if term.func == "count":
         return INTEGER
@@ -444,7 +347,7 @@ def output_type(term: v.Term) -> str:
 
 # Conditions ------------------------------------------------------------------------------------
 
-Resolver = Callable[[v.Term], Any]
+Resolver = Callable[[p.Term], Any]
 
 
 class _Conditions:
@@ -455,35 +358,35 @@ class _Conditions:
         self.scope = scope
         self.resolve = resolve or (lambda term: term_expression(scope, term))
 
-    def compile(self, condition: v.Condition) -> Q:
-        if isinstance(condition, v.AllOf):
+    def compile(self, condition: p.Condition) -> Q:
+        if isinstance(condition, p.AllOf):
             return reduce(operator.and_, map(self.compile, condition.conditions))
-        if isinstance(condition, v.AnyOf):
+        if isinstance(condition, p.AnyOf):
             return reduce(operator.or_, map(self.compile, condition.conditions))
-        if isinstance(condition, v.Negation):
+        if isinstance(condition, p.Negation):
             return ~self.compile(condition.condition)
-        if isinstance(condition, v.TextMatch):
+        if isinstance(condition, p.TextMatch):
             return _text_match(self.scope, condition)
-        if isinstance(condition, (v.ArrayOverlap, v.ArrayContains, v.ArraySetEquals)):
+        if isinstance(condition, (p.ArrayOverlap, p.ArrayContains, p.ArraySetEquals)):
             return _array_condition(self.scope, condition)
-        if isinstance(condition, v.Pattern):
+        if isinstance(condition, p.Pattern):
             return self._pattern(condition)
         return self._scalar(condition)
 
-    def _operand(self, term: v.Term) -> tuple[Any, Callable[[Any], Any]]:
+    def _operand(self, term: p.Term) -> tuple[Any, Callable[[Any], Any]]:
         """The left-hand expression and how to prepare values for it. Tags compare on Tag.key
         with folded values, since tag comparisons ignore case."""
         if _is_tag(term):
             return F("tag__key"), fold_tag
-        if isinstance(term, v.CaseFold) and _is_tag(term.column):
+        if isinstance(term, p.CaseFold) and _is_tag(term.column):
             return F("tag__key"), _identity
         return self.resolve(term), self.scope.value
 
     def _scalar(self, condition: Any) -> Q:
         term = condition.term
         if _is_review_grade(term) and (
-            isinstance(condition, v.InList)
-            or (isinstance(condition, v.Compare) and condition.op in ("=", "!="))
+            isinstance(condition, p.InList)
+            or (isinstance(condition, p.Compare) and condition.op in ("=", "!="))
         ):
             return _review_grade_condition(self.scope, condition)
         expression, prepare = self._operand(term)
@@ -493,29 +396,29 @@ class _Conditions:
             # A fractional or huge literal against an integer: compare exactly, as floats, rather
             # than let the integer field truncate the literal.
             expression = Cast(expression, _FLOAT)
-        if isinstance(condition, v.Compare):
+        if isinstance(condition, p.Compare):
             if condition.op in ("=", "!="):
                 q = Q(Exact(expression, prepare(condition.value)))
                 return ~q if condition.op == "!=" else q
             lookup = _COMPARISONS[condition.op]
             return Q(lookup(_in_code_point_order(expression, term), prepare(condition.value)))
-        if isinstance(condition, v.InList):
+        if isinstance(condition, p.InList):
             q = Q(In(expression, [prepare(value) for value in condition.values]))
             return ~q if condition.negated else q
-        if isinstance(condition, v.Range):
+        if isinstance(condition, p.Range):
             bounds = (prepare(condition.low), prepare(condition.high))
             q = Q(Range(_in_code_point_order(expression, term), bounds))
             return ~q if condition.negated else q
-        if isinstance(condition, v.NullCheck):
+        if isinstance(condition, p.NullCheck):
             q = Q(IsNull(expression, True))
             return ~q if condition.negated else q
         raise TypeError(f"Unexpected condition {condition!r}")
 
-    def _pattern(self, condition: v.Pattern) -> Q:
+    def _pattern(self, condition: p.Pattern) -> Q:
         term = condition.term
         pattern, case_insensitive = condition.pattern, condition.case_insensitive
         expression, _ = self._operand(term)
-        if _is_tag(term) or (isinstance(term, v.CaseFold) and _is_tag(term.column)):
+        if _is_tag(term) or (isinstance(term, p.CaseFold) and _is_tag(term.column)):
             # Tag comparisons ignore case: the lower-cased key against a lower-cased pattern.
             pattern, case_insensitive = fold_tag(pattern), False
         elif output_type(term) == UUID:
@@ -525,11 +428,11 @@ class _Conditions:
 
 
 def _condition_values(condition: Any) -> tuple[Any, ...]:
-    if isinstance(condition, v.Compare):
+    if isinstance(condition, p.Compare):
         return (condition.value,)
-    if isinstance(condition, v.InList):
+    if isinstance(condition, p.InList):
         return condition.values
-    if isinstance(condition, v.Range):
+    if isinstance(condition, p.Range):
         return (condition.low, condition.high)
     return ()
 
@@ -538,24 +441,24 @@ def _identity(value: Any) -> Any:
     return value
 
 
-def compile_condition(scope: _Scope, condition: v.Condition) -> Q:
+def compile_condition(scope: _Scope, condition: p.Condition) -> Q:
     return _Conditions(scope).compile(condition)
 
 
-def _in_code_point_order(expression: Any, term: v.Term) -> Any:
+def _in_code_point_order(expression: Any, term: p.Term) -> Any:
     """String inequalities use code point order on every database, like ORDER BY's tie-break."""
     if output_type(term) == STRING and not _is_tag(term):
         return backends.code_point_order(expression)
     return expression
 
 
-def _is_review_grade(term: v.Term) -> bool:
+def _is_review_grade(term: p.Term) -> bool:
     return isinstance(term, Column) and term.name == "review_grade"
 
 
-def _review_grade_condition(scope: _Scope, condition: v.Compare | v.InList) -> Q:
+def _review_grade_condition(scope: _Scope, condition: p.Compare | p.InList) -> Q:
     """review_grade = 'good' is rating = 2, which keeps the rating column's index usable."""
-    if isinstance(condition, v.Compare):
+    if isinstance(condition, p.Compare):
         grades, negated = [condition.value], condition.op == "!="
     else:
         grades, negated = list(condition.values), condition.negated
@@ -573,10 +476,6 @@ def _tag_rows(scope: _Scope, **narrow: Any) -> tuple[QuerySet, str]:
     (a tag id belongs to one workspace), underestimates a common tag's rows ~40x and then builds
     the page from the tag side and sorts it — 29 ms instead of 0.35 ms for the paged SELECT at 10k
     cards (docs/benchmarks.md, "Second run")."""
-    if not _shortcuts.enabled:
-        model, owner = _tag_model(scope.resource.name)
-        lookups = {name.replace("tag_key", "tag__key"): value for name, value in narrow.items()}
-        return model.objects.filter(**{owner: OuterRef(scope.owner_ref)}, **lookups), owner
     rows, owner = _tag_rows_of(scope.resource.name, scope.owner_ref, keyed=bool(narrow))
     return (rows.filter(**narrow) if narrow else rows.all()), owner
 
@@ -597,15 +496,15 @@ def _tag_rows_of(resource_name: str, owner_ref: str, *, keyed: bool) -> tuple[Qu
 
 
 def _array_condition(
-    scope: _Scope, condition: v.ArrayOverlap | v.ArrayContains | v.ArraySetEquals
+    scope: _Scope, condition: p.ArrayOverlap | p.ArrayContains | p.ArraySetEquals
 ) -> Q:
     column = condition.column
     if column.allowed_values is not None:
         return _enum_array_condition(scope, condition)
     keys = list(dict.fromkeys(fold_tag(value) for value in condition.values))
-    if isinstance(condition, v.ArrayOverlap):
+    if isinstance(condition, p.ArrayOverlap):
         return Q(Exists(_tag_rows(scope, tag_key__in=keys)[0])) if keys else ~_TRUE
-    if isinstance(condition, v.ArrayContains):
+    if isinstance(condition, p.ArrayContains):
         if not keys:
             return _TRUE
         rows, owner = _tag_rows(scope, tag_key__in=keys)
@@ -621,22 +520,22 @@ def _array_condition(
 
 
 def _enum_array_condition(
-    scope: _Scope, condition: v.ArrayOverlap | v.ArrayContains | v.ArraySetEquals
+    scope: _Scope, condition: p.ArrayOverlap | p.ArrayContains | p.ArraySetEquals
 ) -> Q:
     """Arrays of enum values (decks.effort_levels) are short JSON lists without a side table."""
     column = condition.column
     field = scope.prefix + (column.field or column.name)
     has = {value: Q(backends.json_array_has(field, value)) for value in column.allowed_values or ()}
     values = list(dict.fromkeys(condition.values))
-    if isinstance(condition, v.ArrayOverlap):
+    if isinstance(condition, p.ArrayOverlap):
         return reduce(operator.or_, (has[value] for value in values), ~_TRUE)
-    if isinstance(condition, v.ArrayContains):
+    if isinstance(condition, p.ArrayContains):
         return reduce(operator.and_, (has[value] for value in values), _TRUE)
     absent = [~has[value] for value in has if value not in values]
     return reduce(operator.and_, [*(has[value] for value in values), *absent], _TRUE)
 
 
-def _text_match(scope: _Scope, condition: v.TextMatch) -> Q:
+def _text_match(scope: _Scope, condition: p.TextMatch) -> Q:
     """Case-insensitive substring over the resource's text columns, tags included."""
     parts = []
     for column in condition.columns:
@@ -664,16 +563,16 @@ def _tag_text_match(scope: _Scope, text: str) -> Q:
 # Ordering --------------------------------------------------------------------------------------
 
 
-def _nullable(term: v.Term) -> bool:
+def _nullable(term: p.Term) -> bool:
     if isinstance(term, Column):
         return term.nullable
-    if isinstance(term, v.Aggregate):
+    if isinstance(term, p.Aggregate):
         return term.func != "count"
-    return isinstance(term, v.DateOf) and term.column.nullable
+    return isinstance(term, p.DateOf) and term.column.nullable
 
 
 def _order_terms(
-    term: v.Term, expression: Any, key: v.OrderKey, *, grouped_tag: bool = False
+    term: p.Term, expression: Any, key: p.OrderKey, *, grouped_tag: bool = False
 ) -> list[Any]:
     if _is_tag(term):
         # Case-insensitively by key, then by the spelling as a code point tie-break.
@@ -695,12 +594,12 @@ def _order_terms(
     )
 
 
-def _row_order(scope: _Scope, order_by: tuple[v.OrderKey, ...]) -> list[Any]:
+def _row_order(scope: _Scope, order_by: tuple[p.OrderKey, ...]) -> list[Any]:
     """The given order (or the resource's default), completed with the id ascending — and, for
     tag rows, the card's own tag order — so consecutive pages never overlap."""
     resource = scope.resource
     keys = list(order_by) or [
-        v.OrderKey(resource.column(name), descending)  # type: ignore[arg-type]
+        p.OrderKey(resource.column(name), descending)  # type: ignore[arg-type]
         for name, descending in resource.default_order
     ]
     ordering: list[Any] = []
@@ -718,10 +617,10 @@ def _row_order(scope: _Scope, order_by: tuple[v.OrderKey, ...]) -> list[Any]:
 
 
 def compile_select(
-    plan: v.SelectPlan, workspace: Workspace, *, now: datetime | None
+    plan: p.SelectPlan, workspace: Workspace, *, now: datetime | None
 ) -> CompiledSelect:
     """The rows of a SELECT as a queryset of tuples, ordered but not yet sliced. With ``now``
-    None, NOW() stays a ``backends.StatementClock``, so the queryset can be reused over time."""
+    None, NOW() stays a ``statement_clock.StatementClock``, so the queryset can be reused over time."""
     scope = _Scope(plan.resource, workspace, tag_rows=plan.explode_tags, now=now)
     where = None if plan.where is None else compile_condition(scope, plan.where)
     queryset = base_queryset(plan.resource, workspace, tag_rows=plan.explode_tags, where=where)
@@ -732,50 +631,15 @@ def compile_select(
         for item in plan.items
     )
     ordering = ["?"] if plan.order_random else _row_order(scope, plan.order_by)
-    # ``queryset`` is base_queryset's fresh clone: ordered in place, as order_by() does.
-    queryset.query.clear_ordering(force=True, clear_default=False)
-    queryset.query.add_ordering(*ordering)
-    if (
-        _shortcuts.enabled
-        and not scope.prefix
-        and all(_is_plain_field(item.term) for item in plan.items)
-    ):
-        fields = [item.term.field for item in plan.items]  # type: ignore[union-attr]
-        return CompiledSelect(_values_of_columns(queryset, scope.model, fields), columns)
     selected = [_selected(scope, item.term) for item in plan.items]
-    return CompiledSelect(queryset.values_list(*selected), columns)
+    return CompiledSelect(queryset.order_by(*ordering).values_list(*selected), columns)
 
 
-def _values_of_columns(queryset: QuerySet, model: type[Model], fields: list[str]) -> QuerySet:
-    """``queryset.values_list(*fields)`` for fields of the model's own table, with the columns
-    already resolved (``_base_col``): what ``Query.set_values`` does for plain field names on a
-    query without annotations, minus resolving each name again. Changes ``queryset`` (the
-    caller's own clone) in place. The SQL is the same (tests compare both)."""
-    query = queryset.query
-    if (
-        query.annotations
-        or query.extra
-        or query.group_by is not None
-        or len(set(fields)) < len(fields)
-    ):
-        return queryset.values_list(*fields)
-    query.select_related = False
-    query.clear_deferred_loading()
-    query.clear_select_fields()
-    names = tuple(fields)
-    query.values_select = names
-    query.set_select([_base_col(model, name) for name in names])
-    query.selected = dict(zip(names, range(len(names)), strict=True))
-    queryset._fields = names
-    queryset._iterable_class = ValuesListIterable
-    return queryset
-
-
-def _is_plain_field(term: v.Term) -> bool:
+def _is_plain_field(term: p.Term) -> bool:
     return isinstance(term, Column) and term.field is not None and not term.virtual
 
 
-def _selected(scope: _Scope, term: v.Term) -> Any:
+def _selected(scope: _Scope, term: p.Term) -> Any:
     """What values_list() reads for a term: plain fields by path (cheaper than annotating an
     F() per column), computed terms as expressions."""
     if _is_tag(term):
@@ -785,7 +649,7 @@ def _selected(scope: _Scope, term: v.Term) -> Any:
     return term_expression(scope, term)
 
 
-def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> CompiledSelect:
+def _grouped_select(scope: _Scope, plan: p.SelectPlan, queryset: QuerySet) -> CompiledSelect:
     """GROUP BY keys → values(), aggregates → annotate(), HAVING → filter on the annotations.
     Without keys, the aggregates make exactly one row, even over no rows."""
     keys = {term: f"g{i}" for i, term in enumerate(plan.group_by)}
@@ -795,14 +659,14 @@ def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> Co
     used += _condition_terms(plan.having)
     aggregates = {
         term: f"a{i}"
-        for i, term in enumerate(dict.fromkeys(t for t in used if isinstance(t, v.Aggregate)))
+        for i, term in enumerate(dict.fromkeys(t for t in used if isinstance(t, p.Aggregate)))
     }
     # A review_grade key groups by the rating and is named after the aggregation (GradeOf).
     grades = {term: f"{name}_grade" for term, name in keys.items() if _is_review_grade(term)}
     # A tag key groups by the tag's id and is named after the aggregation (TagOf).
     tags = {term: f"{name}_tag" for term, name in keys.items() if _is_tag(term)}
 
-    def grouped_by(term: v.Term) -> Any:
+    def grouped_by(term: p.Term) -> Any:
         if term in grades:
             return scope.path("rating")
         if term in tags:
@@ -826,7 +690,7 @@ def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> Co
     if tags:
         queryset = queryset.annotate(**{tags[term]: _grouped_tag("name") for term in tags})
 
-    def resolve(term: v.Term) -> Any:
+    def resolve(term: p.Term) -> Any:
         if term in grades:
             return F(grades[term])
         if term in tags:
@@ -849,7 +713,7 @@ def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> Co
     if not plan.order_random:
         order_by = list(plan.order_by)
         completion = [t for t in keys if not hidden_keys or t in selected_terms]
-        order_by += [v.OrderKey(t) for t in completion if all(k.term != t for k in order_by)]
+        order_by += [p.OrderKey(t) for t in completion if all(k.term != t for k in order_by)]
         for key in order_by:
             terms = _order_terms(key.term, resolve(key.term), key, grouped_tag=key.term in tags)
             if key.term in keys and key.term not in tags:
@@ -864,13 +728,13 @@ def _grouped_select(scope: _Scope, plan: v.SelectPlan, queryset: QuerySet) -> Co
     return CompiledSelect(queryset.order_by(*ordering).values_list(*selected), columns)
 
 
-def _condition_terms(condition: v.Condition | None) -> list[v.Term]:
+def _condition_terms(condition: p.Condition | None) -> list[p.Term]:
     """Every term a condition mentions, in order."""
     if condition is None:
         return []
-    if isinstance(condition, (v.AllOf, v.AnyOf)):
+    if isinstance(condition, (p.AllOf, p.AnyOf)):
         return [term for part in condition.conditions for term in _condition_terms(part)]
-    if isinstance(condition, v.Negation):
+    if isinstance(condition, p.Negation):
         return _condition_terms(condition.condition)
     term = getattr(condition, "term", None)
     return [term] if term is not None else []
@@ -880,7 +744,7 @@ def _condition_terms(condition: v.Condition | None) -> list[v.Term]:
 
 
 def matching_ids(
-    resource: Resource, workspace: Workspace, condition: v.Condition, *, limit: int, now: datetime
+    resource: Resource, workspace: Workspace, condition: p.Condition, *, limit: int, now: datetime
 ) -> list[Any]:
     """Ids of the rows an UPDATE / DELETE targets, in the resource's default order, at most
     ``limit`` of them (callers ask for one more than they accept, to detect too many)."""

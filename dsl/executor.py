@@ -1,49 +1,38 @@
-"""Runs the statements of one request and shapes the ``data`` of the response (dsl.md §2.1-§2.4).
-
-Reads evaluate a compiled queryset (``limit + 1`` rows, to know whether more exist); writes call
-the flashcards service functions, which enforce the invariants, stamp sync metadata and record
-the change log. A request with any write runs in one transaction, so statement N sees the effects
-of statements before it and a failure anywhere leaves nothing behind; a dry run rolls that
-transaction back after shaping the response.
+"""Runs the statements of one request (dsl.md §2): parse and validate (prepared plans reused,
+dsl.caches), check the endpoint, then each statement under the time limit — reads through their
+ready SQL (dsl.caches), writes through the flashcards service functions, which enforce the
+invariants, stamp sync metadata and record the change log. A request with any write runs in one
+transaction, so statement N sees the effects of statements before it and a failure anywhere
+leaves nothing behind; a dry run rolls that transaction back after the response is shaped
+(dsl.responses). Rows are formatted by dsl.rows.
 """
 
 from __future__ import annotations
 
-import json
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
-from uuid import UUID as UUIDType
 
-from django.core.exceptions import EmptyResultSet
 from django.db import (
     DEFAULT_DB_ALIAS,
     DataError,
     IntegrityError,
-    connection,
     connections,
-    models,
     transaction,
 )
-from django.db.models.expressions import Col
-from django.utils.dateparse import parse_datetime
 
-from dsl import ast, backends, compiler, diagnostics
+from dsl import ast, caches, compiler, diagnostics, ready_sql, responses, rows, time_limit
+from dsl import plan as p
 from dsl import validator as v
-from dsl.errors import QUERY_RESULT_TOO_LARGE, DslError
+from dsl.errors import DslError
 from dsl.parser import Limits, parse_batch
-from dsl.querylog import ExecutionStats, envelope_size
-from dsl.resources import BOOLEAN, DATETIME, INTEGER, NUMBER, UUID, Column, Resource
+from dsl.querylog import ExecutionStats
+from dsl.resources import Column, Resource
 from dsl.settings import dsl_settings
 from flashcards import services
 from flashcards.models import Workspace
-from flashcards.services import DomainError, format_timestamp, now_ms
-
-Finish = Callable[[dict[str, Any], str], dict[str, Any]]
+from flashcards.services import DomainError, now_ms
 
 ENDPOINT_ANY = "/v1/agent/sql"
 ENDPOINT_READ = "/v1/agent/sql/query"
@@ -58,11 +47,6 @@ _STATEMENT_TYPES: dict[type, str] = {
     ast.Delete: "delete",
 }
 _ZERO = timedelta(0)
-# Parsed and validated statements are immutable and depend only on the text and the limits, so
-# repeated requests (an agent paging, a dashboard polling) skip the parser. Long texts are not
-# kept, to bound the memory this can take.
-_PREPARED_CACHE_SIZE = 512
-_CACHEABLE_SQL_CHARS = 4096
 _DOMAIN_REASONS = {"too_many_rows": "too_many_rows", "read_only_column": "read_only_column"}
 
 _CREATE = {"cards": services.create_cards, "decks": services.create_decks}
@@ -82,192 +66,7 @@ def current_limits() -> Limits:
     )
 
 
-# Values ----------------------------------------------------------------------------------------
-
-
-def _uuid(value: Any) -> str:
-    # UUID objects print in lower case already; other values (text) are normalised.
-    return str(value) if type(value) is UUIDType else str(value).lower()
-
-
-def _date(value: date) -> str:
-    return value.isoformat()
-
-
-def _integer(value: Any) -> int:
-    return value if type(value) is int else int(value)
-
-
-def _number(value: Any) -> float:
-    return value if type(value) is float else float(value)
-
-
-def _boolean(value: Any) -> bool:
-    return bool(value)
-
-
-def _datetime(value: datetime) -> str | None:
-    # The database hands back aware UTC datetimes; isoformat is the fast path to the published
-    # form (it truncates to milliseconds, as format_timestamp does).
-    if value.utcoffset() == _ZERO:
-        return value.isoformat(timespec="milliseconds")[:-6] + "Z"
-    return format_timestamp(value)
-
-
-_FORMATTERS: dict[str, Callable[[Any], Any]] = {
-    UUID: _uuid,
-    DATETIME: _datetime,
-    compiler.DATE: _date,
-    INTEGER: _integer,
-    NUMBER: _number,
-    BOOLEAN: _boolean,
-}
-
-
-# PostgreSQL's text of a uuid is already the published form.
-_TEXT_STAMP_FORMATTERS = {
-    key: value for key, value in _FORMATTERS.items() if key not in (UUID, DATETIME)
-} | {DATETIME: backends.published_timestamp}
-
-# Published as the Python type the driver (with Django's converters) returns for a model field.
-_NATIVE_TYPES = frozenset({INTEGER, NUMBER, BOOLEAN})
-
-
-def _naive_utc_datetime(value: Any) -> str:
-    # SQLite's driver hands back a naive datetime (Django stores UTC there); the published form
-    # without building an aware copy first. Text (a value the driver did not convert) is parsed.
-    if type(value) is not datetime:
-        value = parse_datetime(str(value))
-    if value.tzinfo is not None:
-        return format_timestamp(value)
-    return value.isoformat(timespec="milliseconds") + "Z"
-
-
-def _uuid_hex(value: Any) -> str:
-    # SQLite stores a uuid as its 32 hex digits.
-    text = str(value).lower()
-    if len(text) != 32:
-        return str(UUIDType(text))
-    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
-
-
-def sqlite_shortcuts(
-    converters: dict[int, tuple[list[Any], Any]],
-) -> tuple[dict[int, tuple[list[Any], Any]], dict[int, Callable[[Any], Any]]]:
-    """On SQLite, the converters Django would run on plain uuid, datetime and JSON columns,
-    replaced by cheaper equivalents: a datetime (already parsed by the driver) or a uuid's hex
-    goes straight to its published text, without the aware datetime or UUID object Django builds
-    first; a JSON column is ``json.loads`` without the field's generic wrapper. Returns the
-    converters left to run and, per position, the formatter that replaces the published one.
-    Anything else — an expression, a field with its own decoder — keeps Django's converters."""
-    kept: dict[int, tuple[list[Any], Any]] = {}
-    formatters: dict[int, Callable[[Any], Any]] = {}
-    for position, (convs, expression) in converters.items():
-        field = expression.target if isinstance(expression, Col) else None
-        names = [getattr(convert, "__name__", "") for convert in convs]
-        if isinstance(field, models.DateTimeField) and names == ["convert_datetimefield_value"]:
-            formatters[position] = _naive_utc_datetime
-        elif isinstance(field, models.UUIDField) and names == ["convert_uuidfield_value"]:
-            formatters[position] = _uuid_hex
-        elif (
-            isinstance(field, models.JSONField)
-            and field.decoder is None
-            and names == ["from_db_value"]
-        ):
-            kept[position] = ([_json_column], expression)
-        else:
-            kept[position] = (convs, expression)
-    return kept, formatters
-
-
-def _json_column(value: Any, expression: Any, db: Any) -> Any:
-    return None if value is None else json.loads(value)
-
-
-def row_formatter(
-    columns: tuple[compiler.OutputColumn, ...],
-    *,
-    stamps_as_text: bool = False,
-    overrides: dict[int, Callable[[Any], Any]] | None = None,
-) -> Callable[[tuple], dict[str, Any]]:
-    """Turns a value tuple into an output row (dsl.md §2.4): keys in item order, values in their
-    published formats, None as null. Values that need no conversion (texts, JSON, most numbers)
-    are copied by ``dict(zip(...))`` in C; only the converted columns cost Python per row.
-    ``stamps_as_text``: uuid and datetime values arrive as PostgreSQL's text
-    (``backends.fetch_rows``)."""
-    formatters = _TEXT_STAMP_FORMATTERS if stamps_as_text else _FORMATTERS
-    overrides = overrides or {}
-    keys = tuple(column.key for column in columns)
-    last = {key: index for index, key in enumerate(keys)}  # a repeated key keeps its last value
-    converted = tuple(
-        (index, column.key, convert)
-        for index, column in enumerate(columns)
-        if (convert := overrides.get(index) or formatters.get(column.type)) is not None
-        and last[column.key] == index
-        and (index in overrides or not (column.plain_field and column.type in _NATIVE_TYPES))
-    )
-
-    def format_row(values: tuple) -> dict[str, Any]:
-        row = dict(zip(keys, values, strict=True))
-        for index, key, convert in converted:
-            value = values[index]
-            if value is not None:
-                row[key] = convert(value)
-        return row
-
-    return format_row
-
-
 # Statements ------------------------------------------------------------------------------------
-
-
-@dataclass
-class StatementResult:
-    """One executed statement: its entry of ``data`` (without sql / normalizedSql) and facts
-    the response needs."""
-
-    parsed: ast.ParsedStatement
-    plan: v.Plan
-    entry: dict[str, Any]
-    next_offset: int | None = None
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def is_write(self) -> bool:
-        return self.plan.is_write
-
-
-def _read_entry(
-    statement_type: str,
-    resource: str | None,
-    rows: list[dict[str, Any]],
-    *,
-    limit: int | None = None,
-    offset: int | None = None,
-    has_more: bool = False,
-    warnings: list[str],
-) -> dict[str, Any]:
-    return {
-        "statementType": statement_type,
-        "resource": resource,
-        "rows": rows,
-        "rowCount": len(rows),
-        "limit": limit,
-        "offset": offset,
-        "hasMore": has_more,
-        "warnings": warnings,
-    }
-
-
-def _write_entry(plan: v.Plan, rows: list[dict[str, Any]], affected: int) -> dict[str, Any]:
-    return {
-        "statementType": plan.statement_type,
-        "resource": plan.resource.name,  # type: ignore[union-attr]
-        "rows": rows,
-        "affectedCount": affected,
-        "rowsOmitted": False,
-        "warnings": [],
-    }
 
 
 class _Runner:
@@ -277,7 +76,7 @@ class _Runner:
         self,
         workspace: Workspace,
         now: datetime,
-        deadline: backends.Deadline,
+        deadline: time_limit.Deadline,
         *,
         inline_timeout: bool = False,
         db: Any = None,
@@ -292,25 +91,25 @@ class _Runner:
         self.max_rows = int(dsl_settings.MAX_ROWS_PER_SELECT)
         self.max_write_rows = int(dsl_settings.MAX_ROWS_PER_WRITE)
 
-    def run(self, parsed: ast.ParsedStatement, plan: v.Plan) -> StatementResult:
-        if isinstance(plan, v.SelectPlan):
+    def run(self, parsed: ast.ParsedStatement, plan: p.Plan) -> responses.StatementResult:
+        if isinstance(plan, p.SelectPlan):
             return self.select(parsed, plan)
-        if isinstance(plan, v.ShowTablesPlan):
+        if isinstance(plan, p.ShowTablesPlan):
             rows = [resource.show_tables_row() for resource in plan.resources]
-            return StatementResult(
-                parsed, plan, _read_entry("show_tables", None, rows, warnings=[])
+            return responses.StatementResult(
+                parsed, plan, responses.read_entry("show_tables", None, rows, warnings=[])
             )
-        if isinstance(plan, v.DescribePlan):
+        if isinstance(plan, p.DescribePlan):
             rows = [column.describe_row() for column in plan.resource.columns]
-            entry = _read_entry("describe", plan.resource.name, rows, warnings=[])
-            return StatementResult(parsed, plan, entry)
-        if isinstance(plan, v.InsertPlan):
+            entry = responses.read_entry("describe", plan.resource.name, rows, warnings=[])
+            return responses.StatementResult(parsed, plan, entry)
+        if isinstance(plan, p.InsertPlan):
             return self.insert(parsed, plan)
-        if isinstance(plan, v.UpdatePlan):
+        if isinstance(plan, p.UpdatePlan):
             return self.update(parsed, plan)
         return self.delete(parsed, plan)
 
-    def select(self, parsed: ast.ParsedStatement, plan: v.SelectPlan) -> StatementResult:
+    def select(self, parsed: ast.ParsedStatement, plan: p.SelectPlan) -> responses.StatementResult:
         warnings: list[str] = []
         limit = self.max_rows if plan.limit is None else plan.limit
         if limit > self.max_rows:
@@ -321,13 +120,13 @@ class _Runner:
             limit = self.max_rows
         offset = plan.offset or 0
         db = self.db
-        ready = _ready_select(plan, self.workspace, db)
+        ready = caches.ready_select(plan, self.workspace, db)
         timeout_ms = self.deadline.check() if self.inline_timeout else None
         values = ready.fetch(self.now, offset, limit + 1, timeout_ms=timeout_ms, db=db)
         has_more = len(values) > limit
         format_row = ready.format_row
         rows = [format_row(row) for row in values[:limit]]
-        entry = _read_entry(
+        entry = responses.read_entry(
             "select",
             plan.resource.name,
             rows,
@@ -337,31 +136,33 @@ class _Runner:
             warnings=warnings,
         )
         next_offset = offset + limit if has_more else None
-        return StatementResult(parsed, plan, entry, next_offset, warnings)
+        return responses.StatementResult(parsed, plan, entry, next_offset, warnings)
 
-    def insert(self, parsed: ast.ParsedStatement, plan: v.InsertPlan) -> StatementResult:
+    def insert(self, parsed: ast.ParsedStatement, plan: p.InsertPlan) -> responses.StatementResult:
         created = _CREATE[plan.resource.name](self.workspace, plan.row_dicts())
         ids = [obj.pk for obj in created]
         rows = self._written_rows(plan.resource, plan.returning, ids)
-        return StatementResult(parsed, plan, _write_entry(plan, rows, len(ids)))
+        return responses.StatementResult(parsed, plan, responses.write_entry(plan, rows, len(ids)))
 
-    def update(self, parsed: ast.ParsedStatement, plan: v.UpdatePlan) -> StatementResult:
+    def update(self, parsed: ast.ParsedStatement, plan: p.UpdatePlan) -> responses.StatementResult:
         ids = self._target_ids(parsed, plan)
         changes = {column.name: value for column, value in plan.assignments}
         updated = _UPDATE[plan.resource.name](self.workspace, ids, changes)
         ids = [obj.pk for obj in updated]
         rows = self._written_rows(plan.resource, plan.returning, ids)
-        return StatementResult(parsed, plan, _write_entry(plan, rows, len(ids)))
+        return responses.StatementResult(parsed, plan, responses.write_entry(plan, rows, len(ids)))
 
-    def delete(self, parsed: ast.ParsedStatement, plan: v.DeletePlan) -> StatementResult:
+    def delete(self, parsed: ast.ParsedStatement, plan: p.DeletePlan) -> responses.StatementResult:
         ids = self._target_ids(parsed, plan)
         # RETURNING of a DELETE shows the rows as they were just before deletion.
         before = self._rows_by_id(plan.resource, plan.returning, ids) if plan.returning else {}
         deleted = [obj.pk for obj in _DELETE[plan.resource.name](self.workspace, ids)]
         rows = [before[row_id] for row_id in deleted if row_id in before]
-        return StatementResult(parsed, plan, _write_entry(plan, rows, len(deleted)))
+        return responses.StatementResult(
+            parsed, plan, responses.write_entry(plan, rows, len(deleted))
+        )
 
-    def _target_ids(self, parsed: ast.ParsedStatement, plan: v.UpdatePlan | v.DeletePlan) -> list:
+    def _target_ids(self, parsed: ast.ParsedStatement, plan: p.UpdatePlan | p.DeletePlan) -> list:
         """The ids the WHERE matches; more than the limit is refused before anything is written."""
         ids = compiler.matching_ids(
             plan.resource,
@@ -392,7 +193,7 @@ class _Runner:
         """Without RETURNING, each written row is just its id; with it, the listed columns of
         the row after the write. Both in the order of ``ids``."""
         if returning is None:
-            return [{resource.id_column: _uuid(row_id)} for row_id in ids]
+            return [{resource.id_column: rows.published_uuid(row_id)} for row_id in ids]
         by_id = self._rows_by_id(resource, returning, ids)
         return [by_id[row_id] for row_id in ids if row_id in by_id]
 
@@ -403,7 +204,7 @@ class _Runner:
         if not ids:
             return {}
         compiled = compiler.select_by_ids(resource, self.workspace, returning, ids)
-        format_row = row_formatter(compiled.columns)
+        format_row = rows.row_formatter(compiled.columns)
         return {values[0]: format_row(values[1:]) for values in compiled.queryset}
 
 
@@ -443,7 +244,7 @@ def _statement_keyword(node: ast.Statement) -> str:
     return type(node).__name__.upper()
 
 
-def _domain_error(error: DomainError, parsed: ast.ParsedStatement, plan: v.Plan) -> DslError:
+def _domain_error(error: DomainError, parsed: ast.ParsedStatement, plan: p.Plan) -> DslError:
     """An invariant the service functions enforce, reported like any other invalid sql."""
     resource = plan.resource.name  # type: ignore[union-attr]
     where = f" Check the value of {error.field}." if error.field else ""
@@ -464,161 +265,6 @@ def _database_rejected(parsed: ast.ParsedStatement) -> DslError:
     )
 
 
-class _PreparedCache:
-    """A small thread-safe LRU of (sql, limits) → (batch, plans) for statements that validated."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._items: OrderedDict[tuple[str, Limits], tuple[ast.Batch, tuple[v.Plan, ...]]] = (
-            OrderedDict()
-        )
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[str, Limits]) -> tuple[ast.Batch, tuple[v.Plan, ...]] | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
-
-    def put(self, key: tuple[str, Limits], value: tuple[ast.Batch, tuple[v.Plan, ...]]) -> None:
-        if len(key[0]) > _CACHEABLE_SQL_CHARS:
-            return
-        with self._lock:
-            self._items[key] = value
-            if len(self._items) > self._size:
-                self._items.popitem(last=False)
-
-
-_prepared = _PreparedCache(_PREPARED_CACHE_SIZE)
-
-_READY_CACHE_SIZE = 256
-_ready: OrderedDict[tuple[int, object, str], ReadySelect] = OrderedDict()
-_ready_lock = threading.Lock()
-
-
-@dataclass(frozen=True)
-class ReadySelect:
-    """A SELECT compiled once down to SQL. Django builds the queryset (``dsl.compiler``) and
-    generates its SQL; this keeps that SQL, its parameters with NOW() as late-bound markers, and
-    Django's converters of the selected columns, so a repeated read skips queryset construction
-    and SQL generation — which cost more than the statement itself on a 20-row page
-    (docs/benchmarks.md)."""
-
-    plan: v.SelectPlan
-    columns: tuple[compiler.OutputColumn, ...]
-    sql: str | None  # None: the WHERE can match nothing (Django's EmptyResultSet)
-    params: tuple[Any, ...]
-    clock_positions: tuple[int, ...]
-    width: int | None  # trim rows to this many columns (Django's extra ordering columns)
-    converters: tuple[tuple[int, tuple[Any, ...], Any], ...]
-    format_row: Callable[[tuple], dict[str, Any]]
-    stamps_as_text: bool  # uuid / timestamptz fetched as PostgreSQL's text
-    # PostgreSQL: the SQL with its parameters written in, split at the clock markers
-    # (backends.inline_literals); None runs ``sql`` with ``params``.
-    literal_pieces: tuple[str, ...] | None = None
-
-    @classmethod
-    def build(cls, plan: v.SelectPlan, workspace: Workspace) -> ReadySelect:
-        compiled = compiler.compile_select(plan, workspace, now=None)
-        sql_compiler = compiled.queryset.query.get_compiler(connection=connection)
-        try:
-            with backends.clock(backends.DEFERRED):
-                sql, params = sql_compiler.as_sql()
-        except EmptyResultSet:
-            format_row = row_formatter(compiled.columns)
-            return cls(plan, compiled.columns, None, (), (), None, (), format_row, False)
-        fields = [selected[0] for selected in sql_compiler.select[: sql_compiler.col_count]]
-        converters = sql_compiler.get_converters(fields)
-        # PostgreSQL's text for uuid / timestamptz, unless Django converts such a column itself.
-        stamps_as_text = backends.is_postgresql() and not any(
-            column.type in (UUID, DATETIME) and index in converters
-            for index, column in enumerate(compiled.columns)
-        )
-        overrides: dict[int, Callable[[Any], Any]] = {}
-        if connection.vendor == "sqlite":
-            converters, overrides = sqlite_shortcuts(converters)
-            overrides = {i: f for i, f in overrides.items() if i < len(compiled.columns)}
-        format_row = row_formatter(
-            compiled.columns, stamps_as_text=stamps_as_text, overrides=overrides
-        )
-        clock_positions = tuple(
-            i for i, p in enumerate(params) if isinstance(p, backends.ClockParam)
-        )
-        return cls(
-            plan,
-            compiled.columns,
-            sql,
-            tuple(params),
-            clock_positions,
-            sql_compiler.col_count if sql_compiler.has_extra_select else None,
-            tuple((pos, tuple(convs), expr) for pos, (convs, expr) in converters.items()),
-            format_row,
-            stamps_as_text,
-            backends.inline_literals(sql, params, clock_positions),
-        )
-
-    def fetch(
-        self,
-        moment: datetime,
-        offset: int,
-        count: int,
-        *,
-        timeout_ms: int | None,
-        db: Any = connection,
-    ) -> list[tuple]:
-        """``count`` rows from ``offset``, as Django would return them from values_list()."""
-        if self.sql is None:
-            return []
-        pieces = self.literal_pieces
-        params: tuple[Any, ...] | None
-        if pieces is not None:
-            text = pieces[0]
-            for position, piece in zip(self.clock_positions, pieces[1:], strict=True):
-                text += backends.clock_literal(self.params[position].bind(moment, db)) + piece
-            params = None
-        else:
-            text, params = self.sql, self.params
-            if self.clock_positions:
-                params = tuple(backends.bind_clock(params, self.clock_positions, moment, db))
-        sql = f"{text} {db.ops.limit_offset_sql(offset, offset + count)}"
-        rows = backends.fetch_rows(
-            sql, params, timeout_ms=timeout_ms, stamps_as_text=self.stamps_as_text, db=db
-        )
-        if self.width is not None:
-            rows = [row[: self.width] for row in rows]
-        if not self.converters:
-            return rows
-        converted = []
-        for row in rows:
-            values = list(row)
-            for pos, convs, expression in self.converters:
-                value = values[pos]
-                for convert in convs:
-                    value = convert(value, expression, db)
-                values[pos] = value
-            converted.append(tuple(values))
-        return converted
-
-
-def _ready_select(plan: v.SelectPlan, workspace: Workspace, db: Any = connection) -> ReadySelect:
-    """The ReadySelect of a plan in a workspace, reused across requests. Plans come from the
-    prepared-statement cache, so the same SQL yields the same plan object; the workspace id is
-    part of the key because it is a parameter of the scope filter every query starts from."""
-    key = (id(plan), workspace.pk, db.vendor)
-    with _ready_lock:
-        found = _ready.get(key)
-        if found is not None and found.plan is plan:
-            _ready.move_to_end(key)
-            return found
-    ready = ReadySelect.build(plan, workspace)
-    with _ready_lock:
-        _ready[key] = ready
-        if len(_ready) > _READY_CACHE_SIZE:
-            _ready.popitem(last=False)
-    return ready
-
-
 def _record(stats: ExecutionStats, batch: ast.Batch) -> None:
     for parsed in batch.statements:
         node = parsed.node
@@ -627,11 +273,11 @@ def _record(stats: ExecutionStats, batch: ast.Batch) -> None:
 
 def prepare(
     sql: str, limits: Limits, mode: str, stats: ExecutionStats
-) -> tuple[ast.Batch, tuple[v.Plan, ...]]:
+) -> tuple[ast.Batch, tuple[p.Plan, ...]]:
     """Parse, check the endpoint, validate; raises DslError. The statement types are recorded
     as soon as they are known, so a request that fails validation is still logged with them."""
     key = (sql, limits)
-    cached = _prepared.get(key)
+    cached = caches.prepared.get(key)
     if cached is not None:
         _record(stats, cached[0])
         _check_endpoint(cached[0], mode)
@@ -646,7 +292,7 @@ def prepare(
         prepared = (batch, v.validate_batch(batch, limits))
     except DslError as error:
         raise diagnostics.teach(error, sql, limits) from None
-    _prepared.put(key, prepared)
+    caches.prepared.put(key, prepared)
     return prepared
 
 
@@ -656,9 +302,9 @@ def execute_batch(
     *,
     mode: str,
     dry_run: bool,
-    deadline: backends.Deadline,
+    deadline: time_limit.Deadline,
     stats: ExecutionStats,
-    finish: Finish,
+    finish: responses.Finish,
     before_commit: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Parse, validate and run ``sql``; returns the full success envelope built by ``finish``
@@ -671,12 +317,12 @@ def execute_batch(
     several = len(plans) > 1
     db = connections[DEFAULT_DB_ALIAS]  # this thread's connection, not the lookup proxy
     # One read needs no transaction: on PostgreSQL its time limit travels with the SELECT.
-    inline_timeout = not has_write and not several and backends.inline_timeout_possible(db)
+    inline_timeout = not has_write and not several and ready_sql.inline_timeout_possible(db)
     runner = _Runner(workspace, now_ms(), deadline, inline_timeout=inline_timeout, db=db)
-    needs_transaction = has_write or (backends.read_transaction_needed() and not inline_timeout)
+    needs_transaction = has_write or (time_limit.read_transaction_needed() and not inline_timeout)
     # All or nothing: the write services called inside need no savepoints of their own.
     with services.all_or_nothing() if needs_transaction else nullcontext():
-        results: list[StatementResult] = []
+        results: list[responses.StatementResult] = []
         for parsed, plan in zip(batch.statements, plans, strict=True):
             if several:
                 stats.current_statement = parsed.index
@@ -696,7 +342,7 @@ def execute_batch(
                 raise _with_index(_database_rejected(parsed), parsed, several) from error
             results.append(result)
             _count(stats, result)
-        body = _respond(batch, results, dry_run=dry_run, finish=finish, stats=stats)
+        body = responses.respond(batch, results, dry_run=dry_run, finish=finish, stats=stats)
         if dry_run:
             if needs_transaction:
                 transaction.set_rollback(True)
@@ -709,157 +355,8 @@ def _with_index(error: DslError, parsed: ast.ParsedStatement, several: bool) -> 
     return error.in_statement(parsed.index) if several else error
 
 
-def _count(stats: ExecutionStats, result: StatementResult) -> None:
+def _count(stats: ExecutionStats, result: responses.StatementResult) -> None:
     if result.is_write:
         stats.rows_affected += result.entry["affectedCount"]
     else:
         stats.rows_returned += result.entry["rowCount"]
-
-
-# The response ----------------------------------------------------------------------------------
-
-
-def _single_data(sql: str, result: StatementResult) -> dict[str, Any]:
-    """One statement's ``data``: its entry with sql / normalizedSql at their §2.1 / §2.2 place."""
-    entry = result.entry
-    echo = {"sql": sql.strip(), "normalizedSql": result.parsed.normalized_sql}
-    if result.is_write:
-        head = ("statementType", "resource")
-    else:
-        head = ("statementType", "resource", "rows", "rowCount", "limit", "offset", "hasMore")
-    data = {key: entry[key] for key in head}
-    data.update(echo)
-    data.update({key: value for key, value in entry.items() if key not in data})
-    return data
-
-
-def _batch_data(batch: ast.Batch, results: list[StatementResult]) -> dict[str, Any]:
-    writes = [r for r in results if r.is_write]
-    return {
-        "statementType": "batch",
-        "resource": None,
-        "sql": batch.sql.strip(),
-        "normalizedSql": batch.normalized_sql,
-        "statements": [r.entry for r in results],
-        "statementCount": len(results),
-        "affectedCountTotal": sum(r.entry["affectedCount"] for r in writes) if writes else None,
-        "rowsOmitted": any(r.entry.get("rowsOmitted") for r in writes),
-        "warnings": [
-            f"Statement {r.parsed.index}: {warning}" for r in results for warning in r.warnings
-        ],
-    }
-
-
-def _respond(
-    batch: ast.Batch,
-    results: list[StatementResult],
-    *,
-    dry_run: bool,
-    finish: Finish,
-    stats: ExecutionStats | None = None,
-) -> dict[str, Any]:
-    """The envelope, kept within the size budgets of dsl.md §8: a write's rows are dropped
-    (rowsOmitted) until it fits; a read that does not fit is an error."""
-
-    def build() -> dict[str, Any]:
-        if len(results) == 1:
-            data = _single_data(batch.sql, results[0])
-        else:
-            data = _batch_data(batch, results)
-        if dry_run:
-            data["dryRun"] = True
-        return finish(data, _instructions(results, dry_run=dry_run))
-
-    body = build()
-    size, full = _budgeted_size(body)
-    droppable = sorted(
-        (r for r in results if r.is_write and r.entry["rows"]),
-        key=lambda r: envelope_size({"rows": r.entry["rows"]}),
-        reverse=True,
-    )
-    while size > dsl_settings.MAX_WRITE_ENVELOPE_CHARS and droppable:
-        entry = droppable.pop(0).entry
-        entry["rows"], entry["rowsOmitted"] = [], True
-        body = build()
-        size, full = _budgeted_size(body)
-    if size > dsl_settings.MAX_READ_ENVELOPE_CHARS and not all(r.is_write for r in results):
-        raise _too_large(size)
-    if stats is not None:
-        stats.measured(body, full)  # the query log's result_size, without encoding it again
-    return body
-
-
-def _budgeted_size(body: dict[str, Any]) -> tuple[int, int]:
-    """The envelope's size as the budgets of dsl.md §8 count it — without ``normalizedSql``, the
-    server's restatement of the caller's own ``sql`` — and its whole size. Counting the statement
-    twice would halve the room of every long statement, and a read with the largest IN list the
-    dialect allows (1,000 ids) could never be answered."""
-    echo = len(json.dumps(body["data"]["normalizedSql"], ensure_ascii=False)) - len('""')
-    full = envelope_size(body)
-    return full - echo, full
-
-
-def _too_large(size: int) -> DslError:
-    limit = int(dsl_settings.MAX_READ_ENVELOPE_CHARS)
-    return DslError(
-        f"The result would be {size:,} characters of JSON; reads may return at most {limit:,}. "
-        "Nothing was written.",
-        code=QUERY_RESULT_TOO_LARGE,
-        reason="result_too_large",
-        hint=(
-            "Select only the columns you need (SELECT * includes long texts), lower LIMIT and "
-            "page with OFFSET, e.g. SELECT card_id, front_text FROM cards LIMIT 20 OFFSET 0."
-        ),
-    )
-
-
-def _instructions(results: list[StatementResult], *, dry_run: bool) -> str:
-    parts = []
-    if dry_run:
-        parts.append("Dry run: nothing was written; resend with dry_run false to apply.")
-    several = len(results) > 1
-    for result in results:
-        prefix = f"Statement {result.parsed.index}: " if several else ""
-        if result.next_offset is not None:
-            limit = result.entry["limit"]
-            parts.append(
-                f"{prefix}More rows match; run the same query with LIMIT {limit} OFFSET "
-                f"{result.next_offset} for the next page."
-            )
-        if result.entry.get("rowsOmitted"):
-            parts.append(
-                f"{prefix}The written rows were left out to keep the response small; read them "
-                "back with SELECT by id."
-            )
-    if len(parts) == (1 if dry_run else 0):
-        parts.append(_done(results, dry_run=dry_run))
-    return " ".join(parts)
-
-
-def _done(results: list[StatementResult], *, dry_run: bool) -> str:
-    if len(results) > 1:
-        return f"All {len(results)} statements succeeded; the results are in data.statements."
-    result = results[0]
-    entry = result.entry
-    kind = entry["statementType"]
-    if kind == "show_tables":
-        return "Run DESCRIBE <table_name> to see a resource's columns, then SELECT from it."
-    if kind == "describe":
-        return (
-            f"Use these columns in SELECT, WHERE and ORDER BY on {entry['resource']}; columns with "
-            "read_only false can be written with INSERT and UPDATE."
-        )
-    if kind == "select":
-        return f"All matching rows are shown ({entry['rowCount']}); no further page exists."
-    if entry["affectedCount"] == 0:
-        return (
-            f"No row matched, so nothing changed; check the WHERE clause with a SELECT on "
-            f"{entry['resource']} first."
-        )
-    verb = {"insert": "inserted", "update": "updated", "delete": "deleted"}[kind]
-    if dry_run:
-        return f"It would have {verb} {entry['affectedCount']} row(s) of {entry['resource']}."
-    return (
-        f"The statement {verb} {entry['affectedCount']} row(s) of {entry['resource']} and is "
-        "saved; read the rows back with SELECT if needed."
-    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -18,6 +19,7 @@ from django.utils import timezone
 
 from dsl.models import IdempotencyRecord
 from dsl.settings import dsl_settings
+from flashcards.api.bodies import IDEMPOTENCY_KEY_PATTERN
 from flashcards.models import ApiKey
 
 MAX_KEY_LENGTH = 200
@@ -41,10 +43,14 @@ class IdempotencyScope:
     api_key: ApiKey | None
 
 
+_KEY = re.compile(IDEMPOTENCY_KEY_PATTERN)
+
+
 def clean_key(raw: str) -> str:
-    if not (1 <= len(raw) <= MAX_KEY_LENGTH) or not raw.isprintable():
+    """The key as sent, if it has the published form (flashcards.api.bodies)."""
+    if not _KEY.match(raw):
         raise InvalidIdempotencyKey(
-            f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable characters."
+            f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable ASCII characters."
         )
     return raw
 

@@ -15,7 +15,6 @@ import io
 import json
 import logging
 import time
-import uuid
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -50,7 +49,8 @@ from flashcards.api.envelope import (
     success_body,
 )
 from flashcards.api.middleware import MAX_BODY_BYTES
-from flashcards.api.throttling import consume, retry_after_seconds
+from flashcards.api.request_id import request_id_context, request_id_for
+from flashcards.api.throttling import consume, principal_key, retry_after_seconds
 from flashcards.api.views_discovery import MCP_TOOL_NAMES
 from flashcards.api.workspace import request_workspace
 from flashcards.oauth.tokens import (
@@ -101,7 +101,7 @@ def _authenticate(scope: Scope) -> ASGIRequest:
     close_old_connections()
     request = ASGIRequest(scope, io.BytesIO())
     request.get_host()  # raises DisallowedHost outside ALLOWED_HOSTS, as for every Django view
-    request.request_id = str(uuid.uuid4())  # type: ignore[attr-defined]
+    request.request_id = request_id_for(request)  # type: ignore[attr-defined]
     header = request.headers.get("Authorization", "")
     raw = key_from_header(header) if header else None
     if not header:
@@ -162,7 +162,7 @@ def _too_large(scope: Scope, declared: int | None) -> _Refused:
     """The REST 413 envelope (flashcards.api.middleware), in MCP terms."""
     request = ASGIRequest(scope, io.BytesIO())
     request.get_host()
-    request.request_id = str(uuid.uuid4())  # type: ignore[attr-defined]
+    request.request_id = request_id_for(request)  # type: ignore[attr-defined]
     size = f"is {declared} bytes" if declared is not None else "is more than the limit"
     body = error_body(
         request,
@@ -263,13 +263,14 @@ async def _send_json(
 
 
 def _call_request(ctx: Context) -> ASGIRequest:
-    """The authenticated request of this call, with a fresh request id per tool call."""
+    """The authenticated request of this call, with its own request id (a trusted proxy's, else a
+    fresh one per tool call)."""
     http_request = ctx.request_context.request
     scope = getattr(http_request, "scope", None) or {}
     request = scope.get(SCOPE_REQUEST)
     if request is None:
         raise RuntimeError("MCP tool called without ApiKeyMiddleware in front of it")
-    request.request_id = str(uuid.uuid4())
+    request.request_id = request_id_for(request)
     return request
 
 
@@ -282,18 +283,47 @@ def _result(body: dict[str, Any]) -> CallToolResult:
     )
 
 
-def _run(request: ASGIRequest, work: Callable[[ASGIRequest], dict[str, Any]]) -> dict[str, Any]:
-    """Rate-limit, run `work`, and turn any failure into the same envelope REST would send."""
+def _run(
+    request: ASGIRequest,
+    work: Callable[[ASGIRequest], dict[str, Any]],
+    sql: str | None = None,
+) -> dict[str, Any]:
+    """Rate-limit, run `work`, and turn any failure into the same envelope REST would send. A SQL
+    tool call (``sql`` given) refused before the dialect ran still gets its query-log row."""
     close_old_connections()
+    started = time.perf_counter()
     try:
-        wait = consume(f"key:{request.auth.pk}")  # type: ignore[attr-defined]
+        with request_id_context(request_id_of(request)):
+            return _run_logged(request, work, sql, started)
+    finally:
+        close_old_connections()
+
+
+def _run_logged(
+    request: ASGIRequest,
+    work: Callable[[ASGIRequest], dict[str, Any]],
+    sql: str | None,
+    started: float,
+) -> dict[str, Any]:
+    try:
+        # The same budget as the key's REST requests, named after its public id (never its row
+        # number, which a fresh database hands out again).
+        wait = consume(principal_key(request) or "")
         if wait is not None:
             raise Throttled(wait=retry_after_seconds(wait))
         return work(request)
     except Exception as exc:  # every failure becomes an envelope; unexpected ones are logged there
-        return _error_response(exc, request).data
-    finally:
-        close_old_connections()
+        response = _error_response(exc, request)
+        if sql is not None:
+            log_failure(
+                request,
+                surface="mcp",
+                body=response.data,
+                status_code=response.status_code,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                sql=sql,
+            )
+        return response.data
 
 
 def _error_response(exc: Exception, request: ASGIRequest) -> Response:
@@ -305,9 +335,11 @@ def _error_response(exc: Exception, request: ASGIRequest) -> Response:
     return error_response_for(exc, request)
 
 
-async def _tool(ctx: Context, work: Callable[[ASGIRequest], dict[str, Any]]) -> CallToolResult:
+async def _tool(
+    ctx: Context, work: Callable[[ASGIRequest], dict[str, Any]], sql: str | None = None
+) -> CallToolResult:
     request = _call_request(ctx)
-    body = await sync_to_async(_run, thread_sensitive=True)(request, work)
+    body = await sync_to_async(_run, thread_sensitive=True)(request, work, sql)
     return _result(body)
 
 
@@ -476,14 +508,14 @@ def build_server() -> MCPServer:
         dry_run: Annotated[bool, Field(description="Run, report, then roll back.")] = False,
         workspace_id: WorkspaceId = None,
     ) -> CallToolResult:
-        return await _tool(ctx, _sql_work(sql, "any", dry_run, workspace_id))
+        return await _tool(ctx, _sql_work(sql, "any", dry_run, workspace_id), sql)
 
     async def sql_query(
         ctx: Context,
         sql: Annotated[str, Field(description="SHOW TABLES, DESCRIBE or SELECT statements.")],
         workspace_id: WorkspaceId = None,
     ) -> CallToolResult:
-        return await _tool(ctx, _sql_work(sql, "read", False, workspace_id))
+        return await _tool(ctx, _sql_work(sql, "read", False, workspace_id), sql)
 
     async def sql_execute(
         ctx: Context,
@@ -491,7 +523,7 @@ def build_server() -> MCPServer:
         dry_run: Annotated[bool, Field(description="Run, report, then roll back.")] = False,
         workspace_id: WorkspaceId = None,
     ) -> CallToolResult:
-        return await _tool(ctx, _sql_work(sql, "write", dry_run, workspace_id))
+        return await _tool(ctx, _sql_work(sql, "write", dry_run, workspace_id), sql)
 
     async def submit_review(
         ctx: Context,
@@ -508,7 +540,7 @@ def build_server() -> MCPServer:
         ] = None,
         workspace_id: WorkspaceId = None,
     ) -> CallToolResult:
-        body = {
+        given = {
             "card_id": card_id,
             "rating": rating,
             "reviewed_at": reviewed_at,
@@ -517,6 +549,8 @@ def build_server() -> MCPServer:
         }
 
         def work(request: ASGIRequest) -> dict[str, Any]:
+            # The REST body's serializer: an argument left out (None) is absent, as in JSON.
+            body = commands.review_body({k: v for k, v in given.items() if v is not None})
             workspace = request_workspace(request, workspace_id)
             return _command(commands.submit_review(workspace, body), request)
 
@@ -535,8 +569,9 @@ def build_server() -> MCPServer:
                 # Listing is not scoped to one workspace; the id is still checked so a foreign
                 # id answers WORKSPACE_NOT_FOUND like every other tool.
                 request_workspace(request, workspace_id)
+            query = {"limit": None if limit is None else str(limit), "cursor": cursor}
             result = commands.list_workspaces(
-                request.user, request.auth, limit=limit, cursor=cursor
+                request.user, request.auth, {k: v for k, v in query.items() if v is not None}
             )
             return _command(result, request)
 

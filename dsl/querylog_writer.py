@@ -8,8 +8,10 @@ thread per process (docs/deployment.md, "The query log").
   batch instead of one per request.
 - Nothing is dropped silently. A full queue means the database is not keeping up: the request then
   writes its own row, as before this writer existed, and the overflow is counted and logged. A
-  batch the database refuses is retried row by row; a row that still cannot be stored is counted
-  and logged with its request id.
+  batch the database refuses is retried row by row; rows refused because the database is
+  unavailable (a SQLite lock held past the busy timeout) are tried again for up to
+  ``QUERY_LOG_RETRY_SECONDS`` (default 60); a row that still cannot be stored is counted and
+  logged with its request id.
 - The queue is flushed when the server shuts down (the ASGI lifespan's shutdown, config.asgi, and an
   ``atexit`` hook for other exits). What a crash (SIGKILL, power loss) can lose is what was queued
   and not yet written: about ``QUERY_LOG_FLUSH_SECONDS`` of requests, never more than the queue
@@ -32,6 +34,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from dsl.models import QueryLog
+from flashcards.api.db_errors import is_database_unavailable
 from flashcards.services.bulk_rows import insert_rows
 
 logger = logging.getLogger(__name__)
@@ -63,28 +66,40 @@ def _insert_many(rows: Sequence[QueryLog]) -> None:
         insert_rows(QueryLog, _COLUMNS, ([getattr(row, c) for c in _COLUMNS] for row in rows))
 
 
-def write_rows(rows: Sequence[QueryLog], stats: WriterStats | None = None) -> None:
-    """Store rows: one statement for the batch, row by row if the batch is refused."""
+def write_rows(
+    rows: Sequence[QueryLog], stats: WriterStats | None = None, *, keep_unavailable: bool = False
+) -> list[QueryLog]:
+    """Store rows: one statement for the batch, row by row if the batch is refused. With
+    ``keep_unavailable``, rows refused because the database is unavailable (a SQLite lock held
+    past the busy timeout, a lost connection) are returned for a later attempt instead of failed:
+    the requests a locked database answered with 503 are the ones whose rows arrive late."""
     try:
         _insert_many(rows)
         if stats is not None:
             stats.written += len(rows)
-        return
-    except Exception:
+        return []
+    except Exception as exc:
+        if keep_unavailable and is_database_unavailable(exc):
+            return list(rows)
         if len(rows) == 1:
             _failed(rows[0], stats)
-            return
+            return []
         logger.warning(
             "A batch of %d query-log rows was refused; writing them one by one", len(rows)
         )
+    kept: list[QueryLog] = []
     for row in rows:
         try:
             row.pk = None
             row.save(force_insert=True)
             if stats is not None:
                 stats.written += 1
-        except Exception:
-            _failed(row, stats)
+        except Exception as exc:
+            if keep_unavailable and is_database_unavailable(exc):
+                kept.append(row)
+            else:
+                _failed(row, stats)
+    return kept
 
 
 def _failed(row: QueryLog, stats: WriterStats | None) -> None:
@@ -174,14 +189,28 @@ class QueryLogWriter:
                 except queue.Empty:
                     break
             try:
-                write_rows(batch, self.stats)
+                self._write_retrying(batch)
             finally:
-                if getattr(connection, "pool", None) is not None:
-                    # A pooled connection goes back after every batch (cheap), so the writer never
-                    # holds one of the pool's connections while requests wait for it.
-                    connection.close()
                 for _ in batch:
                     rows.task_done()
+                if "pool" in connection.settings_dict.get("OPTIONS", {}):
+                    # A pooled connection goes back between batches: held while idle, it is one a
+                    # request cannot have (a pool of one would answer the next request 503).
+                    connection.close()
+
+    def _write_retrying(self, batch: list[QueryLog]) -> None:
+        """Write a batch, retrying the rows an unavailable database refused for up to
+        ``QUERY_LOG_RETRY_SECONDS`` (default 60) before they are counted as failed and logged."""
+        give_up_at = time.monotonic() + _setting("QUERY_LOG_RETRY_SECONDS", 60)
+        pause = 0.1
+        pending = write_rows(batch, self.stats, keep_unavailable=True)
+        while pending and time.monotonic() < give_up_at:
+            time.sleep(pause)
+            pause = min(pause * 2, 5.0)
+            connection.close_if_unusable_or_obsolete()
+            pending = write_rows(pending, self.stats, keep_unavailable=True)
+        for row in pending:
+            _failed(row, self.stats)
 
 
 writer = QueryLogWriter()

@@ -10,17 +10,36 @@ non-None ``field`` exists on the resource's model.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
-UUID = "uuid"
-STRING = "string"
-INTEGER = "integer"
-NUMBER = "number"
-BOOLEAN = "boolean"
-DATETIME = "datetime"
-JSON = "json"
-STRING_ARRAY = "string[]"
-INTEGER_ARRAY = "integer[]"
+
+class ColumnType(StrEnum):
+    """The one list of the dialect's value types: a column's type as DESCRIBE shows it (its value
+    is the published name), and DATE, the type of DATE(col) values, which no column has."""
+
+    UUID = "uuid"
+    STRING = "string"
+    INTEGER = "integer"
+    NUMBER = "number"
+    BOOLEAN = "boolean"
+    DATETIME = "datetime"
+    JSON = "json"
+    STRING_ARRAY = "string[]"
+    INTEGER_ARRAY = "integer[]"
+    DATE = "date"
+
+
+# The registry below spells types by these names.
+UUID = ColumnType.UUID
+STRING = ColumnType.STRING
+INTEGER = ColumnType.INTEGER
+NUMBER = ColumnType.NUMBER
+BOOLEAN = ColumnType.BOOLEAN
+DATETIME = ColumnType.DATETIME
+JSON = ColumnType.JSON
+STRING_ARRAY = ColumnType.STRING_ARRAY
+INTEGER_ARRAY = ColumnType.INTEGER_ARRAY
 
 ARRAY_TYPES = frozenset({STRING_ARRAY, INTEGER_ARRAY})
 NUMERIC_TYPES = frozenset({INTEGER, NUMBER})
@@ -33,7 +52,7 @@ REVIEW_GRADES = ("again", "hard", "good", "easy")
 @dataclass(frozen=True, slots=True)
 class Column:
     name: str
-    type: str
+    type: ColumnType
     nullable: bool
     writable: bool
     filterable: bool
@@ -99,7 +118,7 @@ class Resource:
 
 def _col(
     name: str,
-    type_: str,
+    type_: ColumnType,
     description: str,
     *,
     field: str | None = None,

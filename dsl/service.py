@@ -15,13 +15,13 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError
 
 from dsl import idempotency, querylog
-from dsl.backends import is_timeout, statement_deadline
 from dsl.errors import QUERY_RESULT_TOO_LARGE, QUERY_TIMEOUT, DslError
 from dsl.executor import execute_batch
 from dsl.querylog import ExecutionStats
 from dsl.settings import dsl_settings
+from dsl.time_limit import is_timeout, statement_deadline
 from flashcards.api import db_errors
-from flashcards.api.envelope import DEFAULT_INSTRUCTIONS
+from flashcards.api.envelope import Envelope
 from flashcards.models import ApiKey, Workspace
 
 logger = logging.getLogger(__name__)
@@ -63,41 +63,6 @@ class SqlOutcome:
 
 class _RequestInvalid(Exception):
     pass
-
-
-@dataclass(frozen=True)
-class _Envelope:
-    """Builds the §2 envelope for one request."""
-
-    request_id: str
-    docs: dict[str, str]
-
-    def success(self, data: dict[str, Any], instructions: str) -> dict[str, Any]:
-        return {
-            "ok": True,
-            "data": data,
-            "instructions": instructions,
-            "docs": self.docs,
-            "requestId": self.request_id,
-        }
-
-    def failure(
-        self,
-        code: str,
-        message: str,
-        *,
-        details: dict[str, Any] | None = None,
-        instructions: str | None = None,
-    ) -> dict[str, Any]:
-        return {
-            "ok": False,
-            "data": {},
-            "instructions": instructions
-            or DEFAULT_INSTRUCTIONS.get(code, INVALID_SQL_INSTRUCTIONS),
-            "docs": self.docs,
-            "requestId": self.request_id,
-            "error": {"code": code, "message": message, "details": details or {}},
-        }
 
 
 def _check_sql(sql: object) -> str:
@@ -154,7 +119,7 @@ def run_sql(
         raise ValueError(f"run_sql: bad surface {surface!r} or mode {mode!r}")
     started = time.perf_counter()
     stats = ExecutionStats()
-    envelope = _Envelope(request_id, docs)
+    envelope = Envelope(request_id, docs)
     log_reason: str | None = None
     try:
         outcome, log_reason = _run(
@@ -196,7 +161,7 @@ def _run(
     api_key: ApiKey | None,
     mode: str,
     dry_run: bool,
-    envelope: _Envelope,
+    envelope: Envelope,
     stats: ExecutionStats,
     idempotency_key: str | None,
     request_fingerprint: str | None,
@@ -257,7 +222,7 @@ def _run(
         return _dsl_failure(envelope, _timeout_error(timeout, stats.current_statement), text), None
 
 
-def _unexpected(envelope: _Envelope, exc: Exception, request_id: str) -> SqlOutcome:
+def _unexpected(envelope: Envelope, exc: Exception, request_id: str) -> SqlOutcome:
     """A database outage is a 503 the caller can retry (as on every /v1/ route, see
     flashcards.api.db_errors); anything else is a bug: logged, and a 500 as the last resort."""
     if db_errors.is_database_unavailable(exc):
@@ -275,7 +240,7 @@ def _replay(stored: Any) -> SqlOutcome:
     return SqlOutcome(stored.status_code, stored.body, {REPLAYED_HEADER: "true"})
 
 
-def _dsl_failure(envelope: _Envelope, error: DslError, sql: str) -> SqlOutcome:
+def _dsl_failure(envelope: Envelope, error: DslError, sql: str) -> SqlOutcome:
     body = envelope.failure(
         error.code,
         error.message,

@@ -5,65 +5,49 @@ which every name is resolved and every literal converted; ``validate_batch(batch
 whole request and marks errors with their statement index. Failures raise ``DslError`` with the
 §9 reason, the offset of the offending node, a hint and, for unknown names, suggestions.
 
-Plan shape — everything is a frozen dataclass with structural equality (hashable unless it holds
-a dict), so the compiler can use terms as dictionary keys.
-
-Terms (what an item, key or condition operand refers to)
-    Column                          from ``dsl.resources``; the virtual ``cards.tag`` (virtual=True)
-                                    also stands for an UNNEST alias
-    Aggregate(func, column, distinct)
-                                    func in count/sum/avg/min/max; column None for COUNT(*)
-    DateOf(column)                  DATE(datetime column), the UTC calendar date
-    CaseFold(func, column)          LOWER(col) / UPPER(col); only in conditions
-Values (already converted)
-    str, int, float, bool, None, uuid.UUID, datetime (aware, UTC), tuple (arrays, IN lists) and
-    RelativeNow(amount, unit) for NOW() / CURRENT_TIMESTAMP [± INTERVAL], resolved at execution
-    time with ``.resolve(now)``.
-Conditions
-    Compare(term, op, value)        op in = != < <= > >= (scalar; '= NULL' never gets here)
-    InList(term, values, negated)   values: non-empty tuple
-    Range(term, low, high, negated) BETWEEN, inclusive
-    NullCheck(term, negated)        IS [NOT] NULL
-    Pattern(term, pattern, negated, case_insensitive)     LIKE / ILIKE
-    ArrayOverlap(column, values), ArrayContains(column, values), ArraySetEquals(column, values)
-                                    string[] columns; ``'v' = ANY(col)`` becomes ArrayOverlap
-    TextMatch(text, columns)        MATCH('text') over the resource's text columns
-    AllOf(conditions), AnyOf(conditions), Negation(condition)
-                                    trees are at most ``Limits.max_nesting`` deep
-Statements
-    ShowTablesPlan(resources)       already filtered by LIKE, in SHOW TABLES order
-    DescribePlan(resource)
-    SelectPlan(resource, items, star, distinct, explode_tags, unnest_alias, where, grouped,
-               group_by, having, order_by, order_random, limit, offset)
-        items       OutputItem(name, term): ``SELECT *`` expanded to the readable columns in
-                    DESCRIBE order (+ the UNNEST alias last); names are output keys
-        explode_tags  one row per (card, tag): ``tag`` or UNNEST named anywhere
-        grouped     any aggregate, GROUP BY, DISTINCT or HAVING; group_by then holds the keys
-                    (the select items themselves for DISTINCT without GROUP BY)
-        order_by    OrderKey(term, descending, nulls_first|None) as written — aliases resolved
-                    to their item's term; the executor completes it with defaults and the id
-        limit/offset  raw values or None (the executor applies defaults and the 100 cap)
-    InsertPlan(resource, columns, rows, returning)   rows: tuples of values in column order
-    UpdatePlan(resource, assignments, where, returning)   assignments: (Column, value) pairs
-    DeletePlan(resource, where, returning)
-        returning   None, or the Columns to return (``*`` expanded to the readable columns)
-Every plan has ``statement_type`` (select, show_tables, describe, insert, update, delete) and
-``is_write``.
+The plan types are dsl.plan; literal text becomes values in dsl.literals; this module holds the
+checks only.
 """
 
 from __future__ import annotations
 
-import calendar
 import re
-import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar
+from typing import Any
 
-from dsl import ast, habits
+from dsl import ast, habits, literals
 from dsl.errors import DslError, closest_names, did_you_mean
 from dsl.parser import DEFAULT_LIMITS, Limits
+from dsl.plan import (
+    INTERVAL_UNITS,
+    Aggregate,
+    AllOf,
+    AnyOf,
+    ArrayContains,
+    ArrayOverlap,
+    ArraySetEquals,
+    CaseFold,
+    Compare,
+    Condition,
+    DateOf,
+    DeletePlan,
+    DescribePlan,
+    InList,
+    InsertPlan,
+    Negation,
+    NullCheck,
+    OrderKey,
+    OutputItem,
+    Pattern,
+    Plan,
+    Range,
+    RelativeNow,
+    SelectPlan,
+    ShowTablesPlan,
+    Term,
+    TextMatch,
+    UpdatePlan,
+)
 from dsl.resources import (
     BOOLEAN,
     DATETIME,
@@ -78,241 +62,10 @@ from dsl.resources import (
     STRING_ARRAY,
     UUID,
     Column,
+    ColumnType,
     Resource,
     get_resource,
 )
-
-# Plan: terms -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Aggregate:
-    func: str
-    column: Column | None
-    distinct: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class DateOf:
-    column: Column
-
-
-@dataclass(frozen=True, slots=True)
-class CaseFold:
-    func: str
-    column: Column
-
-
-Term = Column | Aggregate | DateOf | CaseFold
-
-# Plan: values ----------------------------------------------------------------------------------
-
-INTERVAL_UNITS = ("minutes", "hours", "days", "weeks", "months", "years")
-_DATETIME_MIN = datetime.min.replace(tzinfo=UTC)
-_DATETIME_MAX = datetime.max.replace(tzinfo=UTC)
-
-
-@dataclass(frozen=True, slots=True)
-class RelativeNow:
-    """``NOW()`` shifted by ``amount`` ``unit`` (negative for ``-``); resolved per execution."""
-
-    amount: int = 0
-    unit: str = "days"
-
-    def resolve(self, now: datetime) -> datetime:
-        try:
-            if self.unit in ("months", "years"):
-                return _add_months(now, self.amount * (12 if self.unit == "years" else 1))
-            return now + timedelta(**{self.unit: self.amount})
-        except (OverflowError, ValueError):
-            return _DATETIME_MAX if self.amount > 0 else _DATETIME_MIN
-
-
-def _add_months(moment: datetime, months: int) -> datetime:
-    # Clamps the day like PostgreSQL: 2026-01-31 + 1 month = 2026-02-28.
-    index = moment.year * 12 + moment.month - 1 + months
-    year, month = divmod(index, 12)
-    day = min(moment.day, calendar.monthrange(year, month + 1)[1])
-    return moment.replace(year=year, month=month + 1, day=day)
-
-
-# Plan: conditions ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Compare:
-    term: Term
-    op: str
-    value: Any
-
-
-@dataclass(frozen=True, slots=True)
-class InList:
-    term: Term
-    values: tuple[Any, ...]
-    negated: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Range:
-    term: Term
-    low: Any
-    high: Any
-    negated: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class NullCheck:
-    term: Term
-    negated: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Pattern:
-    term: Term
-    pattern: str
-    negated: bool = False
-    case_insensitive: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ArrayOverlap:
-    column: Column
-    values: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ArrayContains:
-    column: Column
-    values: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ArraySetEquals:
-    column: Column
-    values: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class TextMatch:
-    text: str
-    columns: tuple[Column, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class AllOf:
-    conditions: tuple[Condition, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class AnyOf:
-    conditions: tuple[Condition, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Negation:
-    condition: Condition
-
-
-Condition = (
-    Compare
-    | InList
-    | Range
-    | NullCheck
-    | Pattern
-    | ArrayOverlap
-    | ArrayContains
-    | ArraySetEquals
-    | TextMatch
-    | AllOf
-    | AnyOf
-    | Negation
-)
-
-# Plan: statements ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class OutputItem:
-    name: str
-    term: Term
-
-
-@dataclass(frozen=True, slots=True)
-class OrderKey:
-    term: Term
-    descending: bool = False
-    nulls_first: bool | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ShowTablesPlan:
-    statement_type: ClassVar[str] = "show_tables"
-    is_write: ClassVar[bool] = False
-    resources: tuple[Resource, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class DescribePlan:
-    statement_type: ClassVar[str] = "describe"
-    is_write: ClassVar[bool] = False
-    resource: Resource
-
-
-@dataclass(frozen=True, slots=True)
-class SelectPlan:
-    statement_type: ClassVar[str] = "select"
-    is_write: ClassVar[bool] = False
-    resource: Resource
-    items: tuple[OutputItem, ...]
-    star: bool = False
-    distinct: bool = False
-    explode_tags: bool = False
-    unnest_alias: str | None = None
-    where: Condition | None = None
-    grouped: bool = False
-    group_by: tuple[Term, ...] = ()
-    having: Condition | None = None
-    order_by: tuple[OrderKey, ...] = ()
-    order_random: bool = False
-    limit: int | None = None
-    offset: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class InsertPlan:
-    statement_type: ClassVar[str] = "insert"
-    is_write: ClassVar[bool] = True
-    resource: Resource
-    columns: tuple[Column, ...]
-    rows: tuple[tuple[Any, ...], ...]
-    returning: tuple[Column, ...] | None = None
-
-    def row_dicts(self) -> list[dict[str, Any]]:
-        names = [c.name for c in self.columns]
-        return [dict(zip(names, row, strict=True)) for row in self.rows]
-
-
-@dataclass(frozen=True, slots=True)
-class UpdatePlan:
-    statement_type: ClassVar[str] = "update"
-    is_write: ClassVar[bool] = True
-    resource: Resource
-    assignments: tuple[tuple[Column, Any], ...]
-    where: Condition
-    returning: tuple[Column, ...] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DeletePlan:
-    statement_type: ClassVar[str] = "delete"
-    is_write: ClassVar[bool] = True
-    resource: Resource
-    where: Condition
-    returning: tuple[Column, ...] | None = None
-
-
-Plan = ShowTablesPlan | DescribePlan | SelectPlan | InsertPlan | UpdatePlan | DeletePlan
 
 # Errors ----------------------------------------------------------------------------------------
 
@@ -326,7 +79,6 @@ _EXAMPLES = {
     DATETIME: "'2026-03-05T10:00:00Z'",
     STRING_ARRAY: "('tag1', 'tag2')",
 }
-_INT64 = 2**63 - 1
 
 
 def _fail(
@@ -382,84 +134,6 @@ def _display(node: ast.Node) -> str:
 
 # Literal conversion ----------------------------------------------------------------------------
 
-_INTERVAL_RE = re.compile(
-    r"\s*([+-]?\d{1,9})\s*(minutes?|mins?|hours?|days?|weeks?|months?|years?)\s*", re.IGNORECASE
-)
-_UNIT_NAMES = {
-    "min": "minutes",
-    "mins": "minutes",
-    "minute": "minutes",
-    "hour": "hours",
-    "day": "days",
-    "week": "weeks",
-    "month": "months",
-    "year": "years",
-}
-
-
-def parse_datetime(text: str) -> datetime | None:
-    """ISO-8601 date or date-time as an aware UTC datetime; naive and date-only values are UTC."""
-    if not 8 <= len(text) <= 40:
-        return None
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC)
-    try:
-        return moment.astimezone(UTC)
-    except (OverflowError, ValueError):
-        return None
-
-
-def parse_interval(text: str) -> RelativeNow | None:
-    match = _INTERVAL_RE.fullmatch(text)
-    if match is None:
-        return None
-    unit = match.group(2).lower()
-    return RelativeNow(int(match.group(1)), _UNIT_NAMES.get(unit, unit))
-
-
-def parse_array_text(text: str) -> tuple[str, ...] | None:
-    """PostgreSQL's ``'{a,b}'`` / ``'{"a b",c}'`` text form, or None when it is not one."""
-    if len(text) < 2 or text[0] != "{" or text[-1] != "}":
-        return None
-    body = text[1:-1]
-    items: list[str] = []
-    if not body.strip():
-        return ()
-    i, length = 0, len(body)
-    while i <= length:
-        while i < length and body[i] == " ":
-            i += 1
-        if i < length and body[i] == '"':
-            i += 1
-            chars: list[str] = []
-            while i < length and body[i] != '"':
-                if body[i] == "\\" and i + 1 < length:
-                    i += 1
-                chars.append(body[i])
-                i += 1
-            if i >= length:
-                return None
-            i += 1
-            item = "".join(chars)
-            while i < length and body[i] == " ":
-                i += 1
-        else:
-            end = body.find(",", i)
-            end = length if end < 0 else end
-            item = body[i:end].strip()
-            if not item or '"' in item or "{" in item:
-                return None
-            i = end
-        items.append(item)
-        if i < length and body[i] != ",":
-            return None
-        i += 1
-    return tuple(items)
-
 
 class _TermInfo:
     """Type facts about a term, for operator and literal checks."""
@@ -483,7 +157,7 @@ def _term_info(term: Term) -> _TermInfo:
     if isinstance(term, CaseFold):
         return _TermInfo(f"{term.func.upper()}({term.column.name})", STRING, None, term.column)
     if isinstance(term, DateOf):
-        return _TermInfo(f"DATE({term.column.name})", "date", None, term.column)
+        return _TermInfo(f"DATE({term.column.name})", ColumnType.DATE, None, term.column)
     column = term.column
     label = f"{term.func.upper()}({'*' if column is None else column.name})"
     if term.func == "count":
@@ -518,10 +192,10 @@ def _convert_scalar(info: _TermInfo, node: ast.Value, *, check_enum: bool = True
         if not isinstance(node, ast.StringLit):
             raise _mismatch(info, node)
         if kind == UUID:
-            try:
-                return uuid.UUID(node.value)
-            except ValueError:
-                raise _mismatch(info, node, "not a valid UUID") from None
+            found = literals.uuid_literal(node.value)
+            if found is None:
+                raise _mismatch(info, node, "not a valid UUID")
+            return found
         if check_enum and info.allowed is not None and node.value not in info.allowed:
             raise _bad_enum(info, node)
         return node.value
@@ -539,19 +213,16 @@ def _convert_scalar(info: _TermInfo, node: ast.Value, *, check_enum: bool = True
                     f"'{node.value.lower()}'.",
                 )
             raise _mismatch(info, node)
-        value = node.value
-        if value.copy_abs() > _INT64:
+        # Integers take numbers (dsl.md §6.1): reps < 0.5 compares as PostgreSQL would.
+        integer = literals.integer_literal(node.value)
+        if integer is None:
             raise _mismatch(info, node, "out of range")
-        if value == value.to_integral_value():
-            return int(value)
-        # Integers take numbers (dsl.md §6.1): reps < 0.5 compares as PostgreSQL would; the
-        # compiler compares the column as a float for such a literal.
-        return float(value)
+        return integer
     if kind == NUMBER:
         if not isinstance(node, ast.NumberLit):
             raise _mismatch(info, node)
-        number = float(node.value)
-        if number in (float("inf"), float("-inf")):
+        number = literals.number_literal(node.value)
+        if number is None:
             raise _mismatch(info, node, "out of range")
         return number
     if kind == BOOLEAN:
@@ -562,7 +233,7 @@ def _convert_scalar(info: _TermInfo, node: ast.Value, *, check_enum: bool = True
         if isinstance(node, ast.Now):
             if node.interval is None:
                 return RelativeNow()
-            shift = parse_interval(node.interval)
+            shift = literals.parse_interval(node.interval)
             if shift is None:
                 raise _fail(
                     f"INTERVAL '{node.interval}' is not an interval.",
@@ -573,7 +244,7 @@ def _convert_scalar(info: _TermInfo, node: ast.Value, *, check_enum: bool = True
                 )
             return RelativeNow(node.sign * shift.amount, shift.unit)
         if isinstance(node, ast.StringLit):
-            moment = parse_datetime(node.value)
+            moment = literals.datetime_literal(node.value)
             if moment is not None:
                 return moment
         raise _mismatch(info, node)
@@ -682,7 +353,7 @@ def _as_list_literal(text: str) -> str:
 def _convert_array(info: _TermInfo, node: ast.Value) -> tuple[str, ...]:
     """A string-array literal for a string[] column: (…), […], ARRAY[…] or '{a,b}'."""
     if isinstance(node, ast.StringLit):
-        parsed = parse_array_text(node.value)
+        parsed = literals.parse_array_text(node.value)
         if parsed is None:
             listed = _as_list_literal(node.value)
             raise _fail(
@@ -1074,7 +745,7 @@ class _Conditions:
                 node,
                 f"For arrays use OVERLAP, CONTAINS, = (...) or ANY, e.g. {info.name} OVERLAP ('tag1').",
             )
-        if info.type == "date":
+        if info.type == ColumnType.DATE:
             raise _fail(
                 f"{info.name} cannot be compared.",
                 "unsupported_syntax",

@@ -21,7 +21,7 @@ from dsl.executor import ENDPOINT_ANY, ENDPOINT_READ, ENDPOINT_WRITE
 from dsl.idempotency import fingerprint
 from dsl.querylog import log_failure
 from dsl.service import run_sql
-from flashcards.api import schemas
+from flashcards.api import bodies, schemas
 from flashcards.api.envelope import ApiError, docs_for, request_id_of, success
 from flashcards.api.parsers import AnyBodyAsJSONParser, SafeJSONParser
 from flashcards.api.workspace import api_key_of, request_workspace
@@ -34,8 +34,9 @@ FORM_PAGE_INSTRUCTIONS = (
 )
 
 
-class SqlRequestSerializer(serializers.Serializer):
-    """The request body; also the browsable API's form (a textarea for humans)."""
+class SqlFormSerializer(serializers.Serializer):
+    """The browsable API's form (a textarea for humans, form-encoded). Agents send JSON, checked
+    and published as flashcards.api.bodies.SqlRequestSerializer."""
 
     sql = serializers.CharField(
         trim_whitespace=False,
@@ -45,7 +46,7 @@ class SqlRequestSerializer(serializers.Serializer):
     dry_run = serializers.BooleanField(
         required=False, default=False, help_text="Run, report, then roll back."
     )
-    workspace_id = serializers.UUIDField(required=False, help_text=schemas.WORKSPACE_ID_HELP)
+    workspace_id = serializers.UUIDField(required=False, help_text=bodies.WORKSPACE_ID_HELP)
 
 
 def _invalid(message: str) -> ApiError:
@@ -60,7 +61,7 @@ def parse_body(request: Request) -> dict[str, Any]:
     except ParseError as exc:
         raise _invalid(f"The body is not valid JSON ({exc.detail}); send {BODY_EXAMPLE}.") from exc
     if hasattr(data, "getlist"):  # a form post from the browsable API
-        form = SqlRequestSerializer(data=data)
+        form = SqlFormSerializer(data=data)
         if not form.is_valid():
             raise _invalid(
                 "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in form.errors.items())
@@ -74,6 +75,8 @@ def parse_body(request: Request) -> dict[str, Any]:
     dry_run = data.get("dry_run", False)
     if not isinstance(dry_run, bool):
         raise _invalid("dry_run must be a JSON boolean (true or false).")
+    # Checked here, before the dialect: "" or null is not "no workspace_id".
+    bodies.workspace_id_of(data)
     return data
 
 
@@ -94,17 +97,17 @@ class SqlView(APIView):
     parser_classes = [SafeJSONParser, FormParser, MultiPartParser, AnyBodyAsJSONParser]
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer]
 
-    def get_serializer(self, *args: Any, **kwargs: Any) -> SqlRequestSerializer:
+    def get_serializer(self, *args: Any, **kwargs: Any) -> SqlFormSerializer:
         # The browsable API builds its form with get_serializer() (under a method it overrides
         # to POST, hence the wrapped request's own method): after a submit, the form keeps the
         # statement that was sent, so a typo is one edit away.
         if not args and not kwargs and self.request._request.method == "POST":
             submitted = _submitted(self.request)
             if submitted is not None:
-                form = SqlRequestSerializer(data=submitted)
+                form = SqlFormSerializer(data=submitted)
                 form.is_valid()
                 return form
-        return SqlRequestSerializer(*args, **kwargs)
+        return SqlFormSerializer(*args, **kwargs)
 
     @extend_schema(exclude=True)
     def get(self, request: Request) -> Response:
@@ -115,6 +118,12 @@ class SqlView(APIView):
         data = {"method": "POST", "body": BODY_EXAMPLE, "endpoint": request.path}
         return success(request, data, FORM_PAGE_INSTRUCTIONS)
 
+    @property
+    def allowed_methods(self) -> list[str]:
+        """POST and OPTIONS: the GET serves only the browsable API's form page, and is neither
+        published nor advertised in ``Allow``."""
+        return [method for method in super().allowed_methods if method != "GET"]
+
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         self._started = time.perf_counter()
         super().initial(request, *args, **kwargs)
@@ -123,8 +132,12 @@ class SqlView(APIView):
         return "rest" if api_key_of(request) is not None else "browsable"
 
     @extend_schema(
-        request=SqlRequestSerializer,
-        responses={200: schemas.envelope("data: see dsl.md §2.1-§2.3"), **schemas.ERROR_RESPONSES},
+        request=bodies.SqlRequestSerializer,
+        responses={
+            200: schemas.envelope(
+                "The statement's (or batch's) result, dsl.md §2.1-§2.3.", schemas.SQL_DATA
+            )
+        },
         parameters=[
             OpenApiParameter(
                 "Idempotency-Key",

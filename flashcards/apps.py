@@ -1,3 +1,6 @@
+"""The flashcards Django app: at start-up it connects the signals that keep the per-process
+API-key cache true (flashcards.services.key_cache)."""
+
 from django.apps import AppConfig
 
 

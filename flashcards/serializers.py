@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from flashcards.models import REVIEW_GRADES, Card, Deck, ReviewEvent, Workspace
-from flashcards.services.common import format_timestamp
+from flashcards.services.timestamps import format_timestamp
 
 CARD_COLUMNS = (
     "card_id",

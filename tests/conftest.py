@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from rest_framework.test import APIClient
 
 from flashcards import services
 from flashcards.api import throttling
-from flashcards.services import key_cache
+from flashcards.services import key_cache, timestamps
 from tests.factories import UserFactory
 
 
@@ -19,6 +21,32 @@ def _fresh_process_caches():
     key_cache.keys.clear()
     key_cache.forget_generation()
     throttling.reset_local_allowances()
+
+
+class SteppedClock:
+    """The product's clock in a test (flashcards.services.timestamps.clock): it stands at
+    ``moment`` and moves only when told, or by ``step`` on every reading."""
+
+    def __init__(self, moment: datetime, step: timedelta = timedelta(0)) -> None:
+        self.moment = moment
+        self.step = step
+
+    def __call__(self) -> datetime:
+        current = self.moment
+        self.moment += self.step
+        return current
+
+    def advance(self, by: timedelta) -> None:
+        self.moment += by
+
+
+@pytest.fixture
+def frozen_clock():
+    """The product's clock, stopped at 2026-03-10 10:00:00 UTC (a minute's start); tests move it
+    with ``advance`` instead of sleeping."""
+    stepped = SteppedClock(datetime(2026, 3, 10, 10, 0, tzinfo=UTC))
+    with timestamps.clock(stepped):
+        yield stepped
 
 
 @pytest.fixture

@@ -20,7 +20,9 @@ from dsl.diagnostics.statement import (
     _Tok,
 )
 from dsl.lexer import tokenize
-from dsl.validator import RelativeNow, parse_datetime, parse_interval
+from dsl.literals import parse_interval
+from dsl.plan import RelativeNow
+from flashcards.services.timestamps import parse_timestamp
 
 
 def _month_range(found: _Found) -> str | None:
@@ -40,7 +42,7 @@ def _month_range(found: _Found) -> str | None:
 
 def _shifted_literal(found: _Found) -> str | None:
     """``'2026-03-01' + INTERVAL '7 days'`` as the literal it is: ``'2026-03-08'``."""
-    moment = parse_datetime(_unquote(found.captures[0].text))
+    moment = parse_timestamp(_unquote(found.captures[0].text))
     shift = parse_interval(_unquote(found.captures[3].text))
     if moment is None or shift is None:
         return None

@@ -1,6 +1,6 @@
-"""The explicit commands of the agent API (domain.md §4) as plain functions: validate a JSON body,
-call one service, return the envelope's `data` and `instructions`. The REST views and the MCP tools
-both call these, so the two surfaces cannot drift apart."""
+"""The explicit commands of the agent API (domain.md §4) as plain functions: a body checked by its
+serializer (flashcards.api.bodies), one service call, the envelope's `data` and `instructions`.
+The REST views and the MCP tools both call these, so the two surfaces cannot drift apart."""
 
 from __future__ import annotations
 
@@ -9,21 +9,19 @@ import binascii
 import json
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import Q
-from django.utils.dateparse import parse_date, parse_datetime
 
 from flashcards import services
+from flashcards.api import bodies
+from flashcards.api.bodies import validated
 from flashcards.api.envelope import ApiError, workspace_not_found
 from flashcards.models import ApiKey, Membership, Workspace
 from flashcards.serializers import card_row, review_event_row, workspace_row
 
-MAX_PAGE = 100
-EARLIEST_TIMESTAMP = datetime(1970, 1, 1, tzinfo=UTC)
-LATEST_TIMESTAMP = datetime(9000, 1, 1, tzinfo=UTC)
 WORKSPACE_SELECTOR = "workspace_id"
 
 
@@ -33,80 +31,22 @@ class CommandResult:
     instructions: str
 
 
-def invalid(message: str, field: str | None = None) -> ApiError:
-    """400 REQUEST_INVALID naming the offending field, in the same issue shape as the dialect."""
-    path = field or "body"
-    return ApiError(
-        "REQUEST_INVALID",
-        message,
-        details={
-            "field": field,
-            "validationIssues": [{"path": path, "code": "invalid_value", "message": message}],
-        },
-    )
-
-
-def require_object(body: object) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise invalid(
-            "The request body must be a JSON object; see docs.discoveryUrl for each route's fields."
-        )
-    return body
-
-
-def optional_string(body: dict[str, Any], field: str) -> str | None:
-    value = body.get(field)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise invalid(f"{field} must be a string.", field)
-    return value
-
-
-def parse_timestamp(value: object, field: str) -> datetime:
-    """ISO-8601 as in the dialect: a bare date is midnight UTC, a naive time is UTC."""
-    if not isinstance(value, str) or not value.strip():
-        raise invalid(f"{field} must be an ISO-8601 string, e.g. '2026-03-05T10:00:00Z'.", field)
-    text = value.strip()
-    try:
-        parsed = parse_datetime(text)
-        if parsed is None:
-            day = parse_date(text)
-            parsed = datetime(day.year, day.month, day.day) if day else None
-    except ValueError:
-        parsed = None
-    if parsed is None:
-        raise invalid(
-            f"{field} is not a valid ISO-8601 timestamp: {text!r}; e.g. '2026-03-05T10:00:00Z'.",
-            field,
-        )
-    parsed = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
-    # The scheduler adds up to a century of interval to this time; keep the result a valid date.
-    if not EARLIEST_TIMESTAMP <= parsed < LATEST_TIMESTAMP:
-        raise invalid(f"{field} must be between 1970-01-01 and 8999-12-31 (UTC).", field)
-    return parsed
-
-
 # --- reviews -----------------------------------------------------------------------------------
 
 
-def submit_review(workspace: Workspace, body: object) -> CommandResult:
-    payload = require_object(body)
-    card_id = payload.get("card_id")
-    if card_id is None or card_id == "":
-        raise invalid("card_id is required: the card_id of the card that was reviewed.", "card_id")
-    if not isinstance(card_id, str):
-        raise invalid("card_id must be a UUID string.", "card_id")
-    if "rating" not in payload or payload["rating"] is None:
-        raise invalid("rating is required: 0..3 or again / hard / good / easy.", "rating")
-    reviewed_at = payload.get("reviewed_at")
+def review_body(body: object) -> dict[str, Any]:
+    return validated(bodies.ReviewRequestSerializer, body)
+
+
+def submit_review(workspace: Workspace, body: dict[str, Any]) -> CommandResult:
+    """``body``: as ``review_body`` returns it."""
     result = services.submit_review(
         workspace,
-        card_id,
-        payload["rating"],
-        reviewed_at=None if reviewed_at is None else parse_timestamp(reviewed_at, "reviewed_at"),
-        client_event_id=optional_string(payload, "client_event_id"),
-        review_event_id=optional_string(payload, "review_event_id"),
+        body["card_id"],
+        body["rating"],
+        reviewed_at=body.get("reviewed_at"),
+        client_event_id=body.get("client_event_id"),
+        review_event_id=body.get("review_event_id"),
     )
     data = {"review_event": review_event_row(result.review_event), "card": card_row(result.card)}
     due = data["card"]["due_at"]
@@ -126,8 +66,13 @@ def submit_review(workspace: Workspace, body: object) -> CommandResult:
 # --- workspace settings and progress ----------------------------------------------------------
 
 
-def update_scheduler_settings(workspace: Workspace, body: object) -> CommandResult:
-    changes = {k: v for k, v in require_object(body).items() if k != WORKSPACE_SELECTOR}
+def settings_body(body: object) -> dict[str, Any]:
+    return validated(bodies.SchedulerSettingsRequestSerializer, body)
+
+
+def update_scheduler_settings(workspace: Workspace, body: dict[str, Any]) -> CommandResult:
+    """``body``: as ``settings_body`` returns it."""
+    changes = {k: v for k, v in body.items() if k != WORKSPACE_SELECTOR}
     if not changes:
         # Every key is optional and omitted keys keep their value (domain.md §4): an empty body is
         # a valid request that changes nothing, so it records no change for sync clients either.
@@ -144,14 +89,13 @@ def update_scheduler_settings(workspace: Workspace, body: object) -> CommandResu
     )
 
 
-def reset_progress(workspace: Workspace, body: object) -> CommandResult:
-    payload = require_object(body)
-    if payload.get("confirmation") != services.RESET_CONFIRMATION:
-        raise invalid(
-            f'confirmation must be exactly "{services.RESET_CONFIRMATION}"; '
-            "this puts every card back to new (review events are kept).",
-            "confirmation",
-        )
+def reset_body(body: object) -> dict[str, Any]:
+    return validated(bodies.ResetProgressRequestSerializer, body)
+
+
+def reset_progress(workspace: Workspace, body: dict[str, Any]) -> CommandResult:
+    """``body``: as ``reset_body`` returns it."""
+    payload = body
     count = services.reset_progress(workspace, payload["confirmation"])
     return CommandResult(
         {"workspace_id": str(workspace.pk), "cardsReset": count},
@@ -191,10 +135,7 @@ def select_workspace(
 
 
 def create_workspace(user: AbstractBaseUser, api_key: ApiKey | None, body: object) -> CommandResult:
-    payload = require_object(body)
-    name = payload.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise invalid('name is required: a non-empty string, e.g. {"name": "Spanish"}.', "name")
+    name = validated(bodies.WorkspaceCreateSerializer, body)["name"]
     workspace = services.create_workspace(user, name)
     selected = select_workspace(user, api_key, workspace.pk)
     return CommandResult(
@@ -218,33 +159,26 @@ def _decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
             raise ValueError("naive cursor timestamp")
         return created_at, uuid.UUID(workspace_id)
     except (binascii.Error, UnicodeDecodeError, ValueError, TypeError, AttributeError) as exc:
-        raise invalid(
-            "cursor is not valid; pass the nextCursor of the previous page unchanged.", "cursor"
+        # A well-formed string that is no cursor of ours: the schema cannot tell, so this is a
+        # refusal of its content (details.reason), not of the request's shape.
+        raise ApiError(
+            "REQUEST_INVALID",
+            "cursor is not valid; pass the nextCursor of the previous page unchanged.",
+            details={"field": "cursor", "reason": "invalid_cursor"},
         ) from exc
 
 
-def parse_limit(value: object) -> int:
-    if value is None or value == "":
-        return MAX_PAGE
-    try:
-        limit = int(str(value))
-    except ValueError:
-        limit = 0
-    if not 1 <= limit <= MAX_PAGE:
-        raise invalid(f"limit must be a whole number from 1 to {MAX_PAGE}.", "limit")
-    return limit
-
-
 def list_workspaces(
-    user: AbstractBaseUser, api_key: ApiKey | None, *, limit: object = None, cursor: object = None
+    user: AbstractBaseUser, api_key: ApiKey | None, query: dict[str, Any] | None = None
 ) -> CommandResult:
-    """Keyset pages over (created_at, id): stable while workspaces are created concurrently."""
-    page_size = parse_limit(limit)
+    """Keyset pages over (created_at, id): stable while workspaces are created concurrently.
+    ``query``: the query string's ``limit`` and ``cursor`` (as text)."""
+    params = validated(bodies.WorkspaceListQuerySerializer, query or {})
+    page_size = params.get("limit", bodies.MAX_PAGE)
+    cursor = params.get("cursor")
     selected = current_workspace(user, api_key)
     queryset = services.member_workspaces(user).order_by("created_at", "id")
-    if cursor not in (None, ""):
-        if not isinstance(cursor, str):
-            raise invalid("cursor must be a string.", "cursor")
+    if cursor is not None:
         created_at, last_id = _decode_cursor(cursor)
         queryset = queryset.filter(
             Q(created_at__gt=created_at) | Q(created_at=created_at, id__gt=last_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -87,14 +88,49 @@ def docs_for(request: HttpRequest | Any) -> dict[str, str]:
     return dict(docs)
 
 
+@dataclass(frozen=True)
+class Envelope:
+    """The one builder of the §2 envelope: every success and failure body of every surface (REST,
+    MCP, the console, the dialect's run_sql) is made here."""
+
+    request_id: str
+    docs: dict[str, str]
+
+    @classmethod
+    def for_request(cls, request: Any) -> Envelope:
+        return cls(request_id_of(request), docs_for(request))
+
+    def success(self, data: dict[str, Any], instructions: str) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "data": data,
+            "instructions": instructions,
+            "docs": self.docs,
+            "requestId": self.request_id,
+        }
+
+    def failure(
+        self,
+        code: str,
+        message: str,
+        *,
+        details: dict[str, Any] | None = None,
+        instructions: str | None = None,
+    ) -> dict[str, Any]:
+        """Without ``instructions``, the code's default (REQUEST_INVALID's for unknown codes)."""
+        return {
+            "ok": False,
+            "data": {},
+            "instructions": instructions
+            or DEFAULT_INSTRUCTIONS.get(code, DEFAULT_INSTRUCTIONS["REQUEST_INVALID"]),
+            "docs": self.docs,
+            "requestId": self.request_id,
+            "error": {"code": code, "message": message, "details": details or {}},
+        }
+
+
 def success_body(request: Any, data: dict[str, Any], instructions: str) -> dict[str, Any]:
-    return {
-        "ok": True,
-        "data": data,
-        "instructions": instructions,
-        "docs": docs_for(request),
-        "requestId": request_id_of(request),
-    }
+    return Envelope.for_request(request).success(data, instructions)
 
 
 def error_body(
@@ -105,15 +141,9 @@ def error_body(
     details: dict[str, Any] | None = None,
     instructions: str | None = None,
 ) -> dict[str, Any]:
-    return {
-        "ok": False,
-        "data": {},
-        "instructions": instructions
-        or DEFAULT_INSTRUCTIONS.get(code, DEFAULT_INSTRUCTIONS["REQUEST_INVALID"]),
-        "docs": docs_for(request),
-        "requestId": request_id_of(request),
-        "error": {"code": code, "message": message, "details": details or {}},
-    }
+    return Envelope.for_request(request).failure(
+        code, message, details=details, instructions=instructions
+    )
 
 
 def success(

@@ -1,14 +1,15 @@
-"""Request ids on every response, and the 256 KiB body limit of the API (dsl.md §1)."""
+"""Request ids on every response (flashcards.api.request_id decides them), and the 256 KiB body
+limit of the API (dsl.md §1)."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from io import BytesIO
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from flashcards.api.envelope import error_body
+from flashcards.api.request_id import enter_request, request_id_for
 from flashcards.api.signals import request_refused
 from flashcards.api.upload_limits import body_limit_for, describe_bytes
 
@@ -26,7 +27,10 @@ class RequestIdMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        request.request_id = str(uuid.uuid4())  # type: ignore[attr-defined]
+        request.request_id = request_id_for(request)  # type: ignore[attr-defined]
+        # Until the request finishes (flashcards.api.request_id): Django logs the response's
+        # status after the middleware returns.
+        enter_request(request.request_id)  # type: ignore[attr-defined]
         if request.path.startswith(API_PREFIX):
             too_large = self._too_large(request)
             if too_large is not None:

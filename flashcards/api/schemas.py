@@ -1,17 +1,18 @@
-"""OpenAPI shapes of the agent routes' bodies and envelope. Documentation only: the commands
-validate bodies themselves (flashcards.api.commands) so REST and MCP give the same messages."""
+"""The OpenAPI shapes of what the agent routes answer: the success envelope of each operation with
+its ``data`` typed (rows by reference to the row components, which dsl.openapi builds from the
+resource registry), and the API-key security scheme. Request bodies are flashcards.api.bodies;
+the error statuses, headers and error codes every route shares are added by
+flashcards.api.contract."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse
-from rest_framework import serializers
 
+from flashcards.api.bodies import UUID_PATTERN
 from flashcards.services import RESET_CONFIRMATION
-
-WORKSPACE_ID_HELP = (
-    "Optional: run against this workspace instead of the selected one (membership required)."
-)
 
 
 class ApiKeyScheme(OpenApiAuthenticationExtension):
@@ -29,75 +30,173 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
         }
 
 
-class ErrorSerializer(serializers.Serializer):
-    code = serializers.CharField()
-    message = serializers.CharField()
-    details = serializers.DictField()
+def ref(component: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{component}"}
 
 
-class DocsSerializer(serializers.Serializer):
-    discoveryUrl = serializers.URLField()
-    grammarUrl = serializers.URLField()
+def nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    if "$ref" in schema:
+        return {"allOf": [schema], "nullable": True}
+    return {**schema, "nullable": True}
 
 
-class EnvelopeSerializer(serializers.Serializer):
-    ok = serializers.BooleanField()
-    data = serializers.DictField()
-    instructions = serializers.CharField()
-    docs = DocsSerializer()
-    requestId = serializers.UUIDField()
-    error = ErrorSerializer(required=False)
+def obj(properties: dict[str, Any], *, required: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """An object with these properties, all required unless told otherwise."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties if required is None else required),
+    }
 
 
-class ReviewRequestSerializer(serializers.Serializer):
-    card_id = serializers.UUIDField()
-    rating = serializers.JSONField(help_text="0..3 or again / hard / good / easy.")
-    reviewed_at = serializers.DateTimeField(
-        required=False,
-        help_text="ISO-8601; default now. Must not be before the card's last review.",
-    )
-    client_event_id = serializers.CharField(
-        required=False,
-        max_length=200,
-        help_text="Idempotency key: a repeat returns the first result.",
-    )
-    review_event_id = serializers.UUIDField(required=False)
-    workspace_id = serializers.UUIDField(required=False, help_text=WORKSPACE_ID_HELP)
+STRING = {"type": "string"}
+INTEGER = {"type": "integer"}
+BOOLEAN = {"type": "boolean"}
+UUID = {"type": "string", "format": "uuid", "pattern": UUID_PATTERN}
+TIMESTAMP = {"type": "string", "format": "date-time"}
 
-
-class SchedulerSettingsRequestSerializer(serializers.Serializer):
-    desired_retention = serializers.FloatField(required=False, help_text="0 < x < 1")
-    learning_steps_minutes = serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=1439), required=False
-    )
-    relearning_steps_minutes = serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=1439), required=False
-    )
-    maximum_interval_days = serializers.IntegerField(required=False, min_value=1)
-    enable_fuzz = serializers.BooleanField(required=False)
-    workspace_id = serializers.UUIDField(required=False, help_text=WORKSPACE_ID_HELP)
-
-
-class ResetProgressRequestSerializer(serializers.Serializer):
-    confirmation = serializers.ChoiceField(choices=[RESET_CONFIRMATION])
-    workspace_id = serializers.UUIDField(required=False, help_text=WORKSPACE_ID_HELP)
-
-
-class WorkspaceCreateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=200)
-
-
-def envelope(description: str) -> OpenApiResponse:
-    return OpenApiResponse(response=EnvelopeSerializer, description=description)
-
-
-ERROR_RESPONSES = {
-    400: envelope("REQUEST_INVALID: bad JSON, a missing field or a wrong type."),
-    401: envelope("AUTH_UNAUTHORIZED / AGENT_API_KEY_INVALID."),
-    404: envelope("WORKSPACE_NOT_FOUND."),
-    409: envelope("WORKSPACE_SELECTION_REQUIRED."),
-    429: envelope("RATE_LIMITED, with a Retry-After header."),
+# Rows in the dialect's SELECT * shape; dsl.openapi defines each from the resource registry.
+ROW_COMPONENTS = {
+    "cards": "CardRow",
+    "decks": "DeckRow",
+    "review_events": "ReviewEventRow",
+    "workspace": "WorkspaceRow",
 }
+CARD_ROW = ref("CardRow")
+WORKSPACE_ROW = ref("WorkspaceRow")
+REVIEW_EVENT_ROW = ref("ReviewEventRow")
+
+
+def envelope(description: str, data: dict[str, Any]) -> OpenApiResponse:
+    """The success envelope (dsl.md §2) of one operation, its ``data`` shaped by ``data``."""
+    return OpenApiResponse(
+        response=obj(
+            {
+                "ok": {"type": "boolean", "enum": [True]},
+                "data": data,
+                "instructions": STRING,
+                "docs": ref("Docs"),
+                "requestId": ref("RequestId"),
+            }
+        ),
+        description=description,
+    )
+
+
+ME = obj(
+    {
+        "user": obj(
+            {
+                "user_id": INTEGER,
+                "username": STRING,
+                "email": nullable(STRING),
+            }
+        ),
+        "workspace": nullable(WORKSPACE_ROW),
+        "apiKey": nullable(
+            obj(
+                {
+                    "label": STRING,
+                    "key_id": STRING,
+                    "created_at": TIMESTAMP,
+                    "last_used_at": nullable(TIMESTAMP),
+                }
+            )
+        ),
+        "authentication": {"type": "string", "enum": ["api_key", "session"]},
+    }
+)
+WORKSPACES = obj(
+    {
+        "workspaces": {
+            "type": "array",
+            "items": {
+                "allOf": [
+                    WORKSPACE_ROW,
+                    obj(
+                        {
+                            "role": nullable({"type": "string", "enum": ["owner", "member"]}),
+                            "selected": BOOLEAN,
+                        }
+                    ),
+                ]
+            },
+        },
+        "selectedWorkspaceId": nullable(UUID),
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+        "hasMore": BOOLEAN,
+        "nextCursor": nullable(STRING),
+    }
+)
+SELECTED_WORKSPACE = obj({"workspace": WORKSPACE_ROW})
+REVIEW = obj({"review_event": REVIEW_EVENT_ROW, "card": CARD_ROW})
+RESET = obj({"workspace_id": UUID, "cardsReset": {"type": "integer", "minimum": 0}})
+PUSH = obj(
+    {
+        "operations": {
+            "type": "array",
+            "items": obj(
+                {
+                    "operation_id": nullable(STRING),
+                    "entity_type": nullable(STRING),
+                    "entity_id": nullable(STRING),
+                    "status": {
+                        "type": "string",
+                        "enum": ["applied", "ignored", "duplicate", "rejected"],
+                    },
+                    "resulting_change_id": nullable(INTEGER),
+                    "error": nullable(STRING),
+                }
+            ),
+        }
+    }
+)
+_ENTITY = {"type": "object", "additionalProperties": True}
+PULL = obj(
+    {
+        "changes": {"type": "array", "items": _ENTITY},
+        "next_change_id": {"type": "integer", "minimum": 0},
+        "has_more": BOOLEAN,
+    }
+)
+BOOTSTRAP = obj(
+    {
+        "entries": {"type": "array", "items": _ENTITY},
+        "next_cursor": nullable(STRING),
+        "has_more": BOOLEAN,
+        "next_change_id": {"type": "integer", "minimum": 0},
+    }
+)
+HISTORY = obj(
+    {
+        "review_events": {"type": "array", "items": _ENTITY},
+        "next_sequence": {"type": "integer", "minimum": 0},
+        "has_more": BOOLEAN,
+    }
+)
+# A route's URL is absolute, or a template with {workspace_id} in it.
+ROUTE = obj({"method": STRING, "url": STRING, "description": STRING})
+URL = {"type": "string", "format": "uri"}
+DISCOVERY = obj(
+    {
+        "service": obj({"name": STRING, "version": STRING}),
+        "authentication": {"type": "object", "additionalProperties": {"type": "string"}},
+        "routes": {"type": "object", "additionalProperties": ROUTE},
+        "mcp": obj(
+            {
+                "url": URL,
+                "transport": STRING,
+                "authentication": STRING,
+                "tools": {"type": "array", "items": STRING},
+            }
+        ),
+        "grammarUrl": URL,
+        "openapiUrl": URL,
+        "instructions": STRING,
+    }
+)
+# The SQL endpoints' data (dsl.md §2.1-§2.3); dsl.openapi defines it from the executor's shapes.
+SQL_DATA = ref("SqlData")
 
 REVIEW_EXAMPLE = OpenApiExample(
     "Good answer",

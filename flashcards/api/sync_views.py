@@ -16,13 +16,20 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from flashcards.api import schemas
-from flashcards.api.commands import invalid, require_object
+from flashcards.api.bodies import (
+    BootstrapRequestSerializer,
+    HistoryRequestSerializer,
+    PullRequestSerializer,
+    PushRequestSerializer,
+    invalid,
+    validated,
+)
 from flashcards.api.envelope import success
 from flashcards.api.workspace import request_workspace
 from flashcards.models import Workspace
 from flashcards.services import DomainError
 from flashcards.services.common import MAX_NESTING
-from flashcards.services.sync import MAX_PUSH_OPERATIONS, PushOperation, push_operations
+from flashcards.services.sync import PushOperation, push_operations
 from flashcards.services.sync_feed import (
     MAX_BOOTSTRAP_LIMIT,
     MAX_HISTORY_LIMIT,
@@ -56,7 +63,10 @@ def _check_body(body: object) -> None:
             pending.extend((value, depth + 1) for value in item)
 
 
-def _body_and_workspace(request: Request, workspace_id: str) -> tuple[dict[str, Any], Workspace]:
+def _body_and_workspace(
+    request: Request, workspace_id: str, serializer: type[serializers.Serializer]
+) -> tuple[dict[str, Any], Workspace]:
+    """The workspace of the URL, and the body checked by ``serializer`` (bodies.py)."""
     workspace = request_workspace(request, workspace_id)
     try:
         data = request.data
@@ -65,48 +75,7 @@ def _body_and_workspace(request: Request, workspace_id: str) -> tuple[dict[str, 
         # ValueError, so DRF's parser does not turn it into a ParseError.
         raise invalid("The body is not valid JSON: it is nested too deeply.") from exc
     _check_body(data)
-    return require_object(data), workspace
-
-
-def _whole_number(body: dict[str, Any], field: str, default: int, low: int, high: int) -> int:
-    value = body.get(field)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise invalid(f"{field} must be a whole number from {low} to {high}; got {value!r}.", field)
-    return value
-
-
-def _cursor_number(body: dict[str, Any], field: str) -> int:
-    """A change or review sequence number: 64-bit in the database, 0 before the first."""
-    return _whole_number(body, field, 0, 0, 2**63 - 1)
-
-
-def _limit(body: dict[str, Any], maximum: int) -> int:
-    return _whole_number(body, "limit", maximum, 1, maximum)
-
-
-class PushRequestSerializer(serializers.Serializer):
-    installation_id = serializers.CharField(max_length=200)
-    platform = serializers.CharField(max_length=40)
-    operations = serializers.ListField(
-        child=serializers.DictField(), max_length=MAX_PUSH_OPERATIONS
-    )
-
-
-class PullRequestSerializer(serializers.Serializer):
-    after_change_id = serializers.IntegerField(min_value=0, required=False, default=0)
-    limit = serializers.IntegerField(min_value=1, max_value=MAX_PULL_LIMIT, required=False)
-
-
-class BootstrapRequestSerializer(serializers.Serializer):
-    cursor = serializers.CharField(required=False, allow_null=True)
-    limit = serializers.IntegerField(min_value=1, max_value=MAX_BOOTSTRAP_LIMIT, required=False)
-
-
-class HistoryRequestSerializer(serializers.Serializer):
-    after_sequence = serializers.IntegerField(min_value=0, required=False, default=0)
-    limit = serializers.IntegerField(min_value=1, max_value=MAX_HISTORY_LIMIT, required=False)
+    return validated(serializer, data), workspace
 
 
 PUSH_EXAMPLE = OpenApiExample(
@@ -134,18 +103,13 @@ class SyncPushView(APIView):
         operation_id="sync_push",
         summary="Apply queued client operations (last-writer-wins snapshots, appended reviews).",
         request=PushRequestSerializer,
-        responses={200: schemas.envelope("data: {operations: [...]}"), **schemas.ERROR_RESPONSES},
+        responses={200: schemas.envelope("One result per operation.", schemas.PUSH)},
         examples=[PUSH_EXAMPLE],
     )
     def post(self, request: Request, workspace_id: str) -> Response:
-        body, workspace = _body_and_workspace(request, workspace_id)
-        raw_operations = body.get("operations")
-        if not isinstance(raw_operations, list):
-            raise invalid("operations must be a JSON array of operation objects.", "operations")
+        body, workspace = _body_and_workspace(request, workspace_id, PushRequestSerializer)
         operations = []
-        for index, raw in enumerate(raw_operations):
-            if not isinstance(raw, dict):
-                raise invalid(f"operations[{index}] must be a JSON object.", "operations")
+        for raw in body["operations"]:
             operations.append(
                 PushOperation(
                     operation_id=raw.get("operation_id"),
@@ -182,14 +146,13 @@ class SyncPullView(APIView):
         summary="The latest state of each entity changed after a change number.",
         request=PullRequestSerializer,
         responses={
-            200: schemas.envelope("data: {changes, next_change_id, has_more}"),
-            **schemas.ERROR_RESPONSES,
+            200: schemas.envelope("Changes after after_change_id.", schemas.PULL),
         },
     )
     def post(self, request: Request, workspace_id: str) -> Response:
-        body, workspace = _body_and_workspace(request, workspace_id)
+        body, workspace = _body_and_workspace(request, workspace_id, PullRequestSerializer)
         page = pull_changes(
-            workspace, _cursor_number(body, "after_change_id"), _limit(body, MAX_PULL_LIMIT)
+            workspace, body.get("after_change_id", 0), body.get("limit", MAX_PULL_LIMIT)
         )
         instructions = (
             f"More changes exist: pull again with after_change_id={page.next_change_id}."
@@ -205,20 +168,16 @@ class SyncBootstrapView(APIView):
         summary="Every live and tombstoned entity, paged, and the change number to pull from.",
         request=BootstrapRequestSerializer,
         responses={
-            200: schemas.envelope("data: {entries, next_cursor, has_more, next_change_id}"),
-            **schemas.ERROR_RESPONSES,
+            200: schemas.envelope("One page of entities.", schemas.BOOTSTRAP),
         },
     )
     def post(self, request: Request, workspace_id: str) -> Response:
-        body, workspace = _body_and_workspace(request, workspace_id)
+        body, workspace = _body_and_workspace(request, workspace_id, BootstrapRequestSerializer)
         cursor = body.get("cursor")
-        if cursor is not None and (not isinstance(cursor, str) or not cursor):
-            raise invalid("cursor must be null (first page) or the next_cursor string.", "cursor")
-        limit = _limit(body, MAX_BOOTSTRAP_LIMIT)
-        try:
-            page = bootstrap_page(workspace, cursor, limit)
-        except DomainError as exc:
-            raise invalid(exc.message, exc.field) from exc
+        limit = body.get("limit", MAX_BOOTSTRAP_LIMIT)
+        # A cursor that is no cursor of ours is refused by the service (a DomainError, answered
+        # as 400 with details.reason): the schema can only say it is a string.
+        page = bootstrap_page(workspace, cursor, limit)
         instructions = (
             "More entities exist: call bootstrap again with cursor=next_cursor."
             if page.has_more
@@ -233,14 +192,13 @@ class SyncReviewHistoryPullView(APIView):
         summary="Review events after a review sequence number.",
         request=HistoryRequestSerializer,
         responses={
-            200: schemas.envelope("data: {review_events, next_sequence, has_more}"),
-            **schemas.ERROR_RESPONSES,
+            200: schemas.envelope("Review events after after_sequence.", schemas.HISTORY),
         },
     )
     def post(self, request: Request, workspace_id: str) -> Response:
-        body, workspace = _body_and_workspace(request, workspace_id)
+        body, workspace = _body_and_workspace(request, workspace_id, HistoryRequestSerializer)
         page = review_history_page(
-            workspace, _cursor_number(body, "after_sequence"), _limit(body, MAX_HISTORY_LIMIT)
+            workspace, body.get("after_sequence", 0), body.get("limit", MAX_HISTORY_LIMIT)
         )
         instructions = (
             f"More review events exist: pull again with after_sequence={page.next_sequence}."

@@ -37,7 +37,6 @@ from __future__ import annotations
 import logging
 import math
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +45,7 @@ from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
 
 from flashcards.models import ApiKey
+from flashcards.services import timestamps
 
 logger = logging.getLogger(__name__)
 
@@ -158,7 +158,7 @@ def consume(principal: str, *, now: float | None = None) -> float | None:
     limit = rate_limit()
     if limit <= 0:
         return None
-    now = time.time() if now is None else now
+    now = timestamps.epoch_seconds() if now is None else now
     window = int(now // WINDOW_SECONDS)
     elapsed = (now - window * WINDOW_SECONDS) / WINDOW_SECONDS
     local = _take_local(principal, window)

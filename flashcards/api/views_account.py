@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from flashcards.api import commands, schemas
+from flashcards.api import bodies, commands, schemas
 from flashcards.api.envelope import success
 from flashcards.api.workspace import api_key_of
 
@@ -18,8 +17,7 @@ class MeView(APIView):
         operation_id="me",
         summary="The key's user, its selected workspace and the key's label.",
         responses={
-            200: schemas.envelope("data: {user, workspace, apiKey}"),
-            **schemas.ERROR_RESPONSES,
+            200: schemas.envelope("The user, the selected workspace and the key.", schemas.ME),
         },
     )
     def get(self, request: Request) -> Response:
@@ -31,29 +29,22 @@ class WorkspacesView(APIView):
     @extend_schema(
         operation_id="list_workspaces",
         summary="The workspaces this user is a member of, oldest first, keyset-paged.",
-        parameters=[
-            OpenApiParameter("limit", OpenApiTypes.INT, description="1..100, default 100"),
-            OpenApiParameter("cursor", OpenApiTypes.STR, description="nextCursor of the last page"),
-        ],
+        parameters=[bodies.WorkspaceListQuerySerializer],
         responses={
-            200: schemas.envelope("data: {workspaces, selectedWorkspaceId, hasMore, nextCursor}"),
-            **schemas.ERROR_RESPONSES,
+            200: schemas.envelope("One page of workspaces.", schemas.WORKSPACES),
         },
     )
     def get(self, request: Request) -> Response:
         result = commands.list_workspaces(
-            request.user,
-            api_key_of(request),
-            limit=request.query_params.get("limit"),
-            cursor=request.query_params.get("cursor"),
+            request.user, api_key_of(request), request.query_params.dict()
         )
         return success(request, result.data, result.instructions)
 
     @extend_schema(
         operation_id="create_workspace",
         summary="Create a workspace and select it for this key.",
-        request=schemas.WorkspaceCreateSerializer,
-        responses={200: schemas.envelope("data: {workspace}"), **schemas.ERROR_RESPONSES},
+        request=bodies.WorkspaceCreateSerializer,
+        responses={200: schemas.envelope("The selected workspace.", schemas.SELECTED_WORKSPACE)},
     )
     def post(self, request: Request) -> Response:
         result = commands.create_workspace(request.user, api_key_of(request), request.data)
@@ -65,7 +56,7 @@ class SelectWorkspaceView(APIView):
         operation_id="select_workspace",
         summary="Select the workspace this key's statements run in.",
         request=None,
-        responses={200: schemas.envelope("data: {workspace}"), **schemas.ERROR_RESPONSES},
+        responses={200: schemas.envelope("The selected workspace.", schemas.SELECTED_WORKSPACE)},
     )
     def post(self, request: Request, workspace_id: str) -> Response:
         result = commands.select_workspace(request.user, api_key_of(request), workspace_id)

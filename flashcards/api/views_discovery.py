@@ -194,7 +194,7 @@ def discovery_document(request: Request) -> dict[str, Any]:
 
 
 DISCOVERY_RESPONSES = {
-    200: schemas.envelope("data: service, authentication, routes, mcp, instructions")
+    200: schemas.envelope("Service, authentication, routes, MCP, instructions.", schemas.DISCOVERY)
 }
 
 

@@ -6,15 +6,7 @@ from flashcards.services.api_keys import (
     create_api_key,
     revoke_api_key,
 )
-from flashcards.services.common import (
-    DomainError,
-    NotFoundError,
-    WriteContext,
-    all_or_nothing,
-    format_timestamp,
-    now_ms,
-    truncate_ms,
-)
+from flashcards.services.common import DomainError, NotFoundError, WriteContext, all_or_nothing
 from flashcards.services.content import (
     create_cards,
     create_decks,
@@ -32,6 +24,7 @@ from flashcards.services.scheduling import (
     submit_review,
     update_scheduler_settings,
 )
+from flashcards.services.timestamps import format_timestamp, now_ms, truncate_ms
 from flashcards.services.workspaces import (
     WorkspaceSelectionRequired,
     add_member,

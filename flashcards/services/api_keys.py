@@ -15,7 +15,8 @@ from django.db.models import Exists, OuterRef
 
 from flashcards.models import ApiKey, Membership, Workspace
 from flashcards.services import key_cache
-from flashcards.services.common import DomainError, check_storable, now_ms
+from flashcards.services.common import DomainError, check_storable
+from flashcards.services.timestamps import now_ms
 from flashcards.services.workspaces import get_member_workspace
 
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

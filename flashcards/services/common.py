@@ -1,5 +1,5 @@
-"""Pieces every service function shares: domain errors, millisecond time, the per-workspace lock
-and change-log allocation."""
+"""Pieces every service function shares: domain errors, the per-workspace lock and change-log
+allocation (time lives in flashcards.services.timestamps, re-exported here for callers)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, TypeVar
 
 from django.db import transaction
-from django.utils import timezone as dj_timezone
 
 from flashcards.models import SERVER_REPLICA, ChangeLog, Workspace
 from flashcards.services.bulk_rows import insert_rows
+from flashcards.services.timestamps import truncate_ms
 
 MAX_BULK = 100
 CHANGE_COLUMNS = (
@@ -74,26 +74,6 @@ class DomainError(Exception):
 class NotFoundError(DomainError):
     def __init__(self, message: str, *, field: str | None = None):
         super().__init__(message, code="not_found", field=field)
-
-
-def truncate_ms(value: datetime) -> datetime:
-    """Timestamps are kept to the millisecond, like the clients that sync with us."""
-    if dj_timezone.is_naive(value):
-        value = value.replace(tzinfo=UTC)
-    value = value.astimezone(UTC)
-    return value.replace(microsecond=value.microsecond // 1000 * 1000)
-
-
-def now_ms() -> datetime:
-    return truncate_ms(dj_timezone.now())
-
-
-def format_timestamp(value: datetime | None) -> str | None:
-    """UTC ISO-8601 with milliseconds and a Z, the format of every timestamp we publish."""
-    if value is None:
-        return None
-    # isoformat always writes four-digit years (strftime's %Y drops the zeros of years < 1000).
-    return truncate_ms(value).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 @dataclass(frozen=True)

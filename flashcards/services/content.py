@@ -19,7 +19,6 @@ from flashcards.services.common import (
     check_bulk_size,
     check_storable,
     lock_workspace,
-    now_ms,
     record_changes,
     write_service,
 )
@@ -30,6 +29,7 @@ from flashcards.services.tags import (
     replace_deck_tags,
     resolve_tags,
 )
+from flashcards.services.timestamps import now_ms
 
 CARD_WRITABLE = ("front_text", "back_text", "card_type", "tags", "effort_level")
 DECK_WRITABLE = ("name", "effort_levels", "tags")

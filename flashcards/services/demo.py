@@ -15,9 +15,9 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
 from flashcards.models import Workspace
-from flashcards.services.common import now_ms
 from flashcards.services.content import create_cards, create_decks
 from flashcards.services.scheduling import submit_review
+from flashcards.services.timestamps import now_ms
 from flashcards.services.workspaces import create_workspace, member_workspaces
 
 DEMO_WORKSPACE_NAME = "Demo"

@@ -22,12 +22,10 @@ from flashcards.services.common import (
     DomainError,
     WriteContext,
     check_storable,
-    format_timestamp,
     lock_workspace,
-    now_ms,
     record_changes,
-    truncate_ms,
 )
+from flashcards.services.timestamps import format_timestamp, now_ms, truncate_ms
 
 RESET_CONFIRMATION = "reset all progress"
 SETTINGS_FIELDS = (

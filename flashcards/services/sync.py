@@ -39,13 +39,7 @@ from flashcards.models import (
     ReviewEvent,
     Workspace,
 )
-from flashcards.services.common import (
-    DomainError,
-    WriteContext,
-    lock_workspace,
-    now_ms,
-    record_changes,
-)
+from flashcards.services.common import DomainError, WriteContext, lock_workspace, record_changes
 from flashcards.services.content import (
     CARD_WRITABLE,
     DECK_WRITABLE,
@@ -75,6 +69,7 @@ from flashcards.services.tags import (
     replace_deck_tags,
     resolve_tags,
 )
+from flashcards.services.timestamps import now_ms
 
 MAX_PUSH_OPERATIONS = 500
 MAX_PLATFORM_LENGTH = 40

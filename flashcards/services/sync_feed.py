@@ -20,7 +20,8 @@ from django.db.models import Exists, OuterRef
 
 from flashcards.models import Card, ChangeLog, Deck, ReviewEvent, Workspace
 from flashcards.serializers import card_row, deck_row, review_event_row, workspace_row
-from flashcards.services.common import DomainError, format_timestamp
+from flashcards.services.common import DomainError
+from flashcards.services.timestamps import format_timestamp
 
 MAX_PULL_LIMIT = 500
 MAX_BOOTSTRAP_LIMIT = 1000

@@ -7,12 +7,14 @@ import json
 import math
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from flashcards.models import FSRS_STATES, Card
-from flashcards.services.common import DomainError, check_storable, truncate_ms
+from flashcards.services import timestamps
+from flashcards.services.common import DomainError, check_storable
 from flashcards.services.scheduling import SCHEDULE_FIELDS
+from flashcards.services.timestamps import truncate_ms
 
 MAX_LABEL_LENGTH = 200
 MAX_INT = 2**31 - 1
@@ -48,14 +50,9 @@ def parse_timestamp(value: object, field: str, *, nullable: bool = False) -> dat
     """ISO-8601, truncated to milliseconds in UTC; a time without an offset is UTC."""
     if value is None and nullable:
         return None
-    if isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.strip())
-            if parsed.tzinfo is None:
-                parsed = parsed.replace(tzinfo=UTC)
-            return truncate_ms(parsed)
-        except (ValueError, OverflowError):
-            pass
+    parsed = timestamps.parse_timestamp(value)
+    if parsed is not None:
+        return truncate_ms(parsed)
     raise DomainError(
         f"{field} must be an ISO-8601 timestamp such as 2026-03-05T10:00:00.000Z"
         f"{' or null' if nullable else ''}; got {value!r}.",

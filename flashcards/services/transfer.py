@@ -48,9 +48,7 @@ from flashcards.services.common import (
     WriteContext,
     check_storable,
     lock_workspace,
-    now_ms,
     record_changes,
-    truncate_ms,
 )
 from flashcards.services.content import (
     CARD_WRITABLE,
@@ -60,6 +58,7 @@ from flashcards.services.content import (
 )
 from flashcards.services.scheduling import SETTINGS_FIELDS, clean_scheduler_settings
 from flashcards.services.tags import canonical_spelling, resolve_tags
+from flashcards.services.timestamps import now_ms, parse_timestamp, truncate_ms
 from flashcards.services.users import get_or_create_user
 from flashcards.services.workspaces import clean_workspace_name
 
@@ -161,13 +160,9 @@ class _Row:
 
     def timestamp(self, column: str) -> datetime:
         value = self.data[column]
-        if isinstance(value, str):
-            try:
-                parsed = datetime.fromisoformat(value)
-                if parsed.utcoffset() is not None:
-                    return truncate_ms(parsed)
-            except (ValueError, OverflowError):
-                pass
+        parsed = parse_timestamp(value, require_offset=True)
+        if parsed is not None:
+            return truncate_ms(parsed)
         raise self.error(
             column,
             "must be an ISO-8601 timestamp with a time zone, e.g. 2026-03-05T10:00:00.000Z; "

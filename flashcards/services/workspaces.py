@@ -10,7 +10,8 @@ from django.db import transaction
 
 from flashcards.models import ApiKey, Membership, UserProfile, Workspace
 from flashcards.services import key_cache
-from flashcards.services.common import DomainError, NotFoundError, check_storable, now_ms
+from flashcards.services.common import DomainError, NotFoundError, check_storable
+from flashcards.services.timestamps import now_ms
 
 DEFAULT_WORKSPACE_NAME = "Personal"
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-import time
 import uuid
+from datetime import timedelta
 
 import pytest
 
@@ -120,18 +120,18 @@ def test_describe(ok, statement):
     }
 
 
-def test_default_orders(ok, workspace):
-    # Cards: created_at DESC; review events: reviewed_at_server DESC. Sleep so that each row
-    # gets its own millisecond.
+def test_default_orders(ok, workspace, frozen_clock):
+    # Cards: created_at DESC; review events: reviewed_at_server DESC. The clock moves a
+    # millisecond between the rows, so each gets its own.
     first = make_card(workspace, front_text="first")
-    time.sleep(0.002)
+    frozen_clock.advance(timedelta(milliseconds=1))
     second = make_card(workspace, front_text="second")
     assert [r["front_text"] for r in ok("SELECT front_text FROM cards")["rows"]] == [
         "second",
         "first",
     ]
     first_review = services.submit_review(workspace, first.id, 2).review_event
-    time.sleep(0.002)
+    frozen_clock.advance(timedelta(milliseconds=1))
     second_review = services.submit_review(workspace, second.id, 2).review_event
     rows = ok("SELECT review_event_id FROM review_events")["rows"]
     assert [r["review_event_id"] for r in rows] == [str(second_review.id), str(first_review.id)]

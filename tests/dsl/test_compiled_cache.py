@@ -1,4 +1,4 @@
-"""The compiled-SELECT cache (dsl.executor._ready_select) must never carry rows, scope or time from
+"""The compiled-SELECT cache (dsl.caches.ready_select) must never carry rows, scope or time from
 one request to the next: the same SQL from two workspaces returns each its own rows, a repeat
 sees writes made in between, and a statement that reads the clock is reused with each request's
 own moment bound to NOW()."""
@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-import dsl.executor
+import dsl.caches
 from flashcards import services
 from tests.factories import make_card
 
@@ -49,11 +49,11 @@ def test_clock_reading_statements_are_reused_with_each_requests_moment(api, work
     services.submit_review(workspace, card.id, "again")
     sql = "SELECT front_text FROM cards WHERE due_at <= NOW()"
     assert _rows(api, sql) == []
-    cached = len(dsl.executor._ready)
+    cached = len(dsl.caches._ready)
     later = services.now_ms() + timedelta(hours=1)
     monkeypatch.setattr(dsl.executor, "now_ms", lambda: later)
     assert _rows(api, sql) == ["due soon"]
-    assert len(dsl.executor._ready) == cached  # the same compiled SQL, a new moment
+    assert len(dsl.caches._ready) == cached  # the same compiled SQL, a new moment
 
 
 @pytest.mark.django_db
@@ -113,7 +113,7 @@ def test_having_against_the_clock_is_bound_per_request(api, workspace, monkeypat
 def test_postgresql_timestamp_text_is_published_like_a_datetime(text):
     from datetime import datetime
 
-    from dsl.backends import published_timestamp
+    from dsl.rows import published_timestamp
 
     assert published_timestamp(text) == services.format_timestamp(datetime.fromisoformat(text))
 

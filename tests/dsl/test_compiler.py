@@ -11,9 +11,9 @@ import pytest
 from django.db import connection
 
 from dsl import compiler
-from dsl.executor import row_formatter
 from dsl.parser import parse_batch
 from dsl.resources import get_resource
+from dsl.rows import row_formatter
 from dsl.validator import validate
 from flashcards import services
 from flashcards.models import Card, CardTag

@@ -7,7 +7,7 @@ import pytest
 from django.db import OperationalError, connection, transaction
 from django.test import override_settings
 
-from dsl.backends import is_timeout, statement_deadline
+from dsl.time_limit import is_timeout, statement_deadline
 from flashcards.models import Card
 from tests.factories import make_cards
 
@@ -50,3 +50,29 @@ def test_a_timed_out_batch_writes_nothing_and_the_next_request_works(fails, ok, 
     assert error["message"].startswith(f"Statement {index} failed: ")
     assert not Card.objects.filter(front_text="late").exists()
     assert ok("SELECT COUNT(*) AS n FROM cards")["rows"] == [{"n": 100}]
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's busy timeout")
+def test_the_wait_for_a_sqlite_lock_is_cut_to_the_statement_limit_and_restored():
+    from django.conf import settings
+
+    def busy_timeout() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA busy_timeout")
+            return cursor.fetchone()[0]
+
+    configured = int(settings.SQLITE_BUSY_TIMEOUT_SECONDS * 1000)
+    assert busy_timeout() == configured
+    with statement_deadline(0.25):
+        assert busy_timeout() == 250
+    assert busy_timeout() == configured
+
+
+def test_the_sqlite_busy_timeout_is_checked_against_the_statement_limit(settings):
+    from dsl.checks import check_sqlite_busy_timeout
+
+    with override_settings(FLASHCARDS_DSL={"STATEMENT_TIMEOUT_SECONDS": 5}):
+        assert check_sqlite_busy_timeout() == []
+    if connection.vendor == "sqlite":
+        with override_settings(FLASHCARDS_DSL={"STATEMENT_TIMEOUT_SECONDS": 1}):
+            assert [m.id for m in check_sqlite_busy_timeout()] == ["dsl.W001"]

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsl.errors import DslError
+from dsl.literals import parse_array_text, parse_interval
 from dsl.parser import parse_batch
-from dsl.resources import RESOURCES, get_resource
-from dsl.validator import (
+from dsl.plan import (
     Aggregate,
     AllOf,
     AnyOf,
@@ -39,12 +39,10 @@ from dsl.validator import (
     ShowTablesPlan,
     TextMatch,
     UpdatePlan,
-    parse_array_text,
-    parse_datetime,
-    parse_interval,
-    validate,
-    validate_batch,
 )
+from dsl.resources import RESOURCES, get_resource
+from dsl.validator import validate, validate_batch
+from flashcards.services.timestamps import parse_timestamp
 
 CARDS = get_resource("cards")
 DECKS = get_resource("decks")
@@ -279,14 +277,14 @@ def test_review_grade_and_workspace_columns() -> None:
 
 
 def test_literal_helpers() -> None:
-    assert parse_datetime("2026-03-05") == datetime(2026, 3, 5, tzinfo=UTC)
-    assert parse_datetime("2026-03-05T10:00:00Z") == datetime(2026, 3, 5, 10, tzinfo=UTC)
-    assert parse_datetime("2026-03-05T10:00:00.123Z") == datetime(
+    assert parse_timestamp("2026-03-05") == datetime(2026, 3, 5, tzinfo=UTC)
+    assert parse_timestamp("2026-03-05T10:00:00Z") == datetime(2026, 3, 5, 10, tzinfo=UTC)
+    assert parse_timestamp("2026-03-05T10:00:00.123Z") == datetime(
         2026, 3, 5, 10, 0, 0, 123_000, tzinfo=UTC
     )
-    assert parse_datetime("2026-03-05T10:00:00-05:00") == datetime(2026, 3, 5, 15, tzinfo=UTC)
-    assert parse_datetime("yesterday") is None
-    assert parse_datetime("0001-01-01T00:00:00+01:00") is None
+    assert parse_timestamp("2026-03-05T10:00:00-05:00") == datetime(2026, 3, 5, 15, tzinfo=UTC)
+    assert parse_timestamp("yesterday") is None
+    assert parse_timestamp("0001-01-01T00:00:00+01:00") is None
     assert parse_interval("3 hours") == RelativeNow(3, "hours")
     assert parse_interval("1 min") == RelativeNow(1, "minutes")
     assert parse_interval("2 fortnights") is None

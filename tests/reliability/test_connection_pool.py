@@ -16,6 +16,7 @@ import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -46,6 +47,9 @@ def _database_url() -> str:
 def _server_connections() -> list[tuple[str, str]]:
     """(state, statement_timeout-relevant query) of every session on the test database but ours."""
     with connection.cursor() as cursor:
+        # Inside a transaction PostgreSQL answers from the snapshot of the statistics it took at
+        # the first read: clear it, or a session that started waiting since is never seen.
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
         cursor.execute(
             "SELECT state, query FROM pg_stat_activity WHERE datname = current_database() "
             "AND pid <> pg_backend_pid()"
@@ -63,7 +67,7 @@ def _serve(pool_size: int, pool_timeout: float = 10) -> Iterator[str]:
         "DB_POOL_MIN_SIZE": "1",
         "DB_POOL_TIMEOUT": str(pool_timeout),
         "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DJANGO_ALLOW_INSECURE_KEY": "1",
+        "SECRET_KEY": "pool-test-" + os.urandom(16).hex(),
         "DEBUG": "0",
         "ALLOWED_HOSTS": "127.0.0.1",
         "AGENT_RATE_LIMIT": "0",
@@ -120,7 +124,8 @@ def test_concurrent_requests_share_at_most_the_pools_connections(pooled_server, 
     sessions = _server_connections()
     assert 1 <= len(sessions) <= POOL_SIZE, sessions
     # Idle pooled sessions are not left inside a transaction (SET LOCAL ended with its SELECT).
-    assert all(state == "idle" for state, _ in sessions), sessions
+    # (The query-log writer may be storing the requests' rows on its pooled connection meanwhile.)
+    assert all(state == "idle" or "dsl_querylog" in query for state, query in sessions), sessions
     status, body = _post(pooled_server, key, "SELECT COUNT(*) AS n FROM cards")
     assert (status, body["data"]["rows"]) == (200, [{"n": 11}])
 
@@ -144,7 +149,8 @@ def test_a_request_that_waits_too_long_for_a_pooled_connection_gets_503(user, wo
                     assert time.monotonic() < deadline, "the read never reached the database"
                     time.sleep(0.05)
                 started = time.monotonic()
-                status, headers, body = _post_with_headers(url, key, "SHOW TABLES")
+                # A read of another table: it needs a connection (SHOW TABLES may need none).
+                status, headers, body = _post_with_headers(url, key, "SELECT COUNT(*) FROM decks")
                 waited = time.monotonic() - started
             finally:
                 cursor.execute("ROLLBACK")
@@ -155,7 +161,15 @@ def test_a_request_that_waits_too_long_for_a_pooled_connection_gets_503(user, wo
         assert int(headers["Retry-After"]) > 0
         assert 0.9 <= waited < 8, waited
         status, body = _post(url, key, "SELECT COUNT(*) AS n FROM cards")
-        assert (status, body["data"].get("rows")) == (200, [{"n": 2}]), body
+        assert status == 200, body
+        assert body["data"]["rows"] == [{"n": 2}]
+
+
+def _headers(message: Any) -> dict[str, str]:
+    """Header names in their canonical spelling: uvicorn sends them lower-cased."""
+    return {
+        "-".join(part.capitalize() for part in name.split("-")): v for name, v in message.items()
+    }
 
 
 def _post_with_headers(url: str, key: str, sql: str) -> tuple[int, dict, dict]:
@@ -166,6 +180,6 @@ def _post_with_headers(url: str, key: str, sql: str) -> tuple[int, dict, dict]:
     )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, dict(response.headers), json.loads(response.read())
+            return response.status, _headers(response.headers), json.loads(response.read())
     except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), json.loads(error.read())
+        return error.code, _headers(error.headers), json.loads(error.read())

@@ -58,6 +58,73 @@ def test_check_deploy_is_clean_under_the_production_settings(tmp_path):
     assert "no issues" in result.stdout
 
 
+def _keyless_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The production environment without SECRET_KEY (and without the test suite's own)."""
+    return {
+        "PATH": os.environ["PATH"],
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'keyless.sqlite3'}",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        **PRODUCTION_ENV,
+        "ALLOWED_HOSTS": "127.0.0.1",
+        **extra,
+    }
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["runserver", "--noreload", "127.0.0.1:0"], ["serve", "--host", "127.0.0.1", "--port", "0"]],
+    ids=["runserver", "serve"],
+)
+def test_serving_without_a_secret_key_refuses_to_start(tmp_path, command):
+    result = subprocess.run(
+        [sys.executable, "manage.py", *command],
+        cwd=ROOT,
+        env=_keyless_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "SECRET_KEY" in result.stderr + result.stdout
+
+
+def test_the_served_application_refuses_the_development_key_outside_debug(tmp_path):
+    """Even with the operator commands' allowance set by hand, config.asgi / config.wsgi do not
+    load with the published development key unless DEBUG is on."""
+    for module in ("config.asgi", "config.wsgi"):
+        result = subprocess.run(
+            [sys.executable, "-c", f"import {module}"],
+            cwd=ROOT,
+            env=_keyless_env(tmp_path, DJANGO_ALLOW_INSECURE_KEY="1"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode != 0, module
+        assert "development key cannot serve requests" in result.stderr, result.stderr
+    debug = subprocess.run(
+        [sys.executable, "-c", "import config.wsgi"],
+        cwd=ROOT,
+        env=_keyless_env(tmp_path, DEBUG="1"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert debug.returncode == 0, debug.stderr
+
+
+def test_operator_commands_that_sign_nothing_run_without_a_key(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+        cwd=ROOT,
+        env=_keyless_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+
+
 def _everything_stored() -> str:
     """Every column of every row of every table, as one string."""
     dumps = []

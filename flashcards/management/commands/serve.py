@@ -46,8 +46,9 @@ def uvicorn_options(options: dict[str, Any]) -> dict[str, Any]:
     return {
         "workers": options["workers"],
         "lifespan": "on",  # the MCP session manager and the query-log flush need it
-        "proxy_headers": True,
-        "forwarded_allow_ips": options["forwarded_allow_ips"],
+        # config.asgi applies X-Forwarded-* itself, after noting the connection's own peer
+        # (flashcards.api.request_id); uvicorn's handling would replace that peer first.
+        "proxy_headers": False,
         "server_header": False,
         "access_log": options["access_log"],
         "log_level": options["log_level"],
@@ -91,6 +92,8 @@ class Command(BaseCommand):
         # manage.py lets operator commands run without a key; the served application must not.
         if os.environ.get("SECRET_KEY"):
             os.environ.pop("DJANGO_ALLOW_INSECURE_KEY", None)
+        # Read by config.asgi, in this process and in the workers it starts.
+        os.environ["FORWARDED_ALLOW_IPS"] = options["forwarded_allow_ips"]
         sock = listening_socket(options["host"], options["port"], options["backlog"])
         config = uvicorn.Config(APPLICATION, **uvicorn_options(options))
         self.stdout.write(

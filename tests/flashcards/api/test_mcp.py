@@ -349,3 +349,37 @@ def test_the_same_error_over_rest_names_the_route(api):
     )
     body = response.json()
     assert "/v1/agent/sql/execute" in body["error"]["message"] + body["error"]["details"]["hint"]
+
+
+@override_settings(AGENT_RATE_LIMIT=2)
+def test_rest_and_mcp_spend_one_budget_named_after_the_keys_public_id(
+    live_server_url, api_key, api
+):
+    """Both surfaces count under ``key:<key_id>``: two REST requests leave nothing for a tool
+    call, and no counter is named after the key's row number (which a fresh database reuses)."""
+    cache.clear()
+    try:
+        for _ in range(2):
+            assert api.get("/v1/agent/me").status_code == 200
+        body = call(live_server_url, api_key.plaintext, "list_workspaces", {})
+        assert body["error"]["code"] == "RATE_LIMITED"
+        keys = list(cache._cache)  # LocMemCache (config/test_settings.py)
+        assert any(f"key:{api_key.key_id}:" in key for key in keys), keys
+        assert not any(f"key:{api_key.pk}:" in key for key in keys), keys
+    finally:
+        cache.clear()
+
+
+@override_settings(AGENT_RATE_LIMIT=1)
+def test_a_rate_limited_sql_tool_call_is_in_the_query_log(live_server_url, api_key):
+    cache.clear()
+    try:
+        assert call(live_server_url, api_key.plaintext, "sql", {"sql": "SHOW TABLES"})["ok"]
+        refused = call(live_server_url, api_key.plaintext, "sql", {"sql": "SELECT 1 FROM cards"})
+        assert refused["error"]["code"] == "RATE_LIMITED"
+        row = QueryLog.objects.get(request_id=refused["requestId"])
+        assert (row.surface, row.status_code, row.outcome) == ("mcp", 429, "RATE_LIMITED")
+        assert row.sql == "SELECT 1 FROM cards"
+        assert row.api_key_id == api_key.pk
+    finally:
+        cache.clear()

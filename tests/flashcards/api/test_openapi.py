@@ -74,3 +74,106 @@ def test_swagger_ui_is_served():
     response = Client().get("/v1/docs")
     assert response.status_code == 200
     assert b"swagger" in response.content.lower()
+
+
+# The contract's precision (issue #15): what the schema states, the server enforces.
+
+
+def test_every_operation_documents_its_error_statuses_and_headers(schema):
+    for path, item in schema["paths"].items():
+        if not path.startswith("/v1/") or path == "/v1/agent/grammar":
+            continue
+        for method, operation in item.items():
+            responses = operation["responses"]
+            for status in ("401", "404", "406", "429", "503"):
+                assert status in responses, (method, path, status)
+            if method == "post":
+                assert {"413", "415"} <= set(responses), (method, path)
+            for status, response in responses.items():
+                assert response["headers"]["X-Request-Id"]["required"] is True, (path, status)
+            for status in ("429", "503"):
+                assert "Retry-After" in responses[status]["headers"]
+            assert "WWW-Authenticate" in responses["401"]["headers"]
+            error = responses["503"]["content"]["application/json"]["schema"]
+            assert error == {"$ref": "#/components/schemas/ErrorEnvelope"}
+
+
+def test_error_codes_are_an_enum_of_every_code(schema):
+    codes = set(schema["components"]["schemas"]["ErrorCode"]["enum"])
+    assert {
+        "REQUEST_INVALID",
+        "REQUEST_TOO_LARGE",
+        "RATE_LIMITED",
+        "SERVICE_UNAVAILABLE",
+        "QUERY_INVALID_SQL",
+        "QUERY_TIMEOUT",
+        "QUERY_RESULT_TOO_LARGE",
+        "WORKSPACE_SELECTION_REQUIRED",
+    } <= codes
+
+
+def test_request_bodies_are_json_only_and_data_is_typed(schema):
+    for path, item in schema["paths"].items():
+        for operation in item.values():
+            if "requestBody" in operation:
+                assert list(operation["requestBody"]["content"]) == ["application/json"], path
+    reviews = schema["paths"]["/v1/agent/reviews"]["post"]["responses"]["200"]
+    data = reviews["content"]["application/json"]["schema"]["properties"]["data"]
+    assert data["properties"]["card"] == {"$ref": "#/components/schemas/CardRow"}
+    card = schema["components"]["schemas"]["CardRow"]
+    assert list(card["properties"]) == [c.name for c in get_resource("cards").readable_columns]
+    sql = schema["paths"]["/v1/agent/sql"]["post"]["responses"]["200"]["content"]
+    assert sql["application/json"]["schema"]["properties"]["data"] == {
+        "$ref": "#/components/schemas/SqlData"
+    }
+
+
+def test_mcp_and_the_grammar_page_are_described(schema):
+    assert "post" in schema["paths"]["/mcp"]
+    grammar = schema["paths"]["/v1/agent/grammar"]["get"]
+    assert set(grammar["responses"]["200"]["content"]) == {"application/json", "text/html"}
+
+
+def test_limits_are_stated(schema):
+    bodies = schema["components"]["schemas"]
+    steps = bodies["SchedulerSettingsRequest"]["properties"]["learning_steps_minutes"]
+    assert steps["items"]["minimum"] == 1 and steps["items"]["maximum"] == 1439
+    assert bodies["SchedulerSettingsRequest"]["additionalProperties"] is False
+    pull = bodies["PullRequest"]["properties"]["limit"]
+    assert (pull["minimum"], pull["maximum"]) == (1, 500)
+    sql = schema["paths"]["/v1/agent/sql"]["post"]
+    key = next(p for p in sql["parameters"] if p["name"] == "Idempotency-Key")
+    assert key["schema"]["pattern"] == "^[ -~]{1,200}$"
+
+
+@pytest.mark.parametrize(
+    ("url", "body"),
+    [
+        (
+            "/v1/agent/workspace/reset-progress",
+            {"confirmation": "reset all progress", "workspace_id": ""},
+        ),
+        (
+            "/v1/agent/workspace/reset-progress",
+            {"confirmation": "reset all progress", "workspace_id": None},
+        ),
+        ("/v1/agent/sql", {"sql": "SHOW TABLES", "workspace_id": ""}),
+        ("/v1/workspaces/{workspace}/sync/pull", {"limit": None}),
+        ("/v1/workspaces/{workspace}/sync/bootstrap", {"limit": None}),
+        ("/v1/workspaces/{workspace}/sync/review-history/pull", {"after_sequence": None}),
+        ("/v1/agent/reviews", {"card_id": "123e4567-e89b-42d3-a456-426614174000", "rating": "2"}),
+        ("/v1/agent/workspaces", {"name": 5}),
+    ],
+)
+def test_bodies_the_schema_calls_invalid_are_refused(api, workspace, url, body):
+    from tests.flashcards.api.helpers import assert_envelope_error
+
+    response = api.post(url.format(workspace=workspace.pk), body, format="json")
+    error = assert_envelope_error(response, 400, "REQUEST_INVALID")
+    assert error["details"]["validationIssues"]
+
+
+def test_an_empty_limit_in_the_query_is_refused(api):
+    from tests.flashcards.api.helpers import assert_envelope_error
+
+    assert_envelope_error(api.get("/v1/agent/workspaces?limit="), 400, "REQUEST_INVALID")

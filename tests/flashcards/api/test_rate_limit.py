@@ -276,3 +276,37 @@ def test_concurrent_threads_of_one_process_lose_none_of_the_budget():
     for thread in threads:
         thread.join()
     assert results.count(True) == 30
+
+
+def _cache_prefix(**env: str) -> str:
+    import os
+    import subprocess
+    import sys
+
+    from django.conf import settings as django_settings
+
+    probe = (
+        "import django; "
+        "from django.conf import settings; print(settings.CACHES['default']['KEY_PREFIX'])"
+    )
+    clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CACHE_KEY_PREFIX")}
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=django_settings.BASE_DIR,
+        env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings", "SECRET_KEY": "probe", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_budgets_never_leak_between_databases_sharing_a_cache(tmp_path):
+    """The counters live under a per-deployment prefix named after the database, so a fresh
+    database beside an old cache (or two installations on one Redis) starts from zero."""
+    first = _cache_prefix(DATABASE_URL=f"sqlite:///{tmp_path / 'one.sqlite3'}")
+    second = _cache_prefix(DATABASE_URL=f"sqlite:///{tmp_path / 'two.sqlite3'}")
+    other_server = _cache_prefix(DATABASE_URL="postgres://u@db.example:5432/cards")
+    assert len({first, second, other_server}) == 3
+    assert _cache_prefix(CACHE_KEY_PREFIX="shared-on-purpose") == "shared-on-purpose"
