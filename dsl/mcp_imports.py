@@ -17,7 +17,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from flashcards.api.commands import invalid
+from flashcards.api.bodies import invalid
 from flashcards.api.envelope import success_body
 from flashcards.api.views_imports import import_instructions, rejected
 from flashcards.api.workspace import request_workspace

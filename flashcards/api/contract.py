@@ -111,12 +111,22 @@ def _error_response(status: int) -> dict[str, Any]:
     }
 
 
+MULTIPART = "multipart/form-data"
+
+
 def _json_only(operation: dict[str, Any]) -> None:
+    """Bodies are JSON (DRF would advertise every parser it has); an upload route, which states
+    only a multipart body (the imports), keeps it."""
     body = operation.get("requestBody")
     if body is None:
         return
     content = body.get("content", {})
-    body["content"] = {JSON: content[JSON]} if JSON in content else {}
+    if JSON in content:
+        body["content"] = {JSON: content[JSON]}
+    elif MULTIPART in content:
+        body["content"] = {MULTIPART: content[MULTIPART]}
+    else:
+        body["content"] = {}
 
 
 def _describe(path: str, method: str, operation: dict[str, Any]) -> None:

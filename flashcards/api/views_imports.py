@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from flashcards.api import schemas
-from flashcards.api.commands import invalid
+from flashcards.api.bodies import invalid
 from flashcards.api.envelope import ApiError, success
 from flashcards.api.negotiation import EnvelopeContentNegotiation
 from flashcards.api.workspace import request_workspace
@@ -78,6 +78,30 @@ def import_instructions(report: dict[str, Any]) -> str:
     )
 
 
+_COUNT = schemas.INTEGER
+IMPORT_REPORT = schemas.obj(
+    {
+        "file": schemas.STRING,
+        "format": {"type": "string", "enum": ["apkg", "colpkg", "csv", "tsv"]},
+        "dryRun": schemas.BOOLEAN,
+        "written": schemas.BOOLEAN,
+        "cards": schemas.obj(
+            {name: _COUNT for name in ("created", "updated", "unchanged", "skipped", "rejected")}
+        ),
+        "reviewEvents": schemas.obj({"created": _COUNT, "alreadyPresent": _COUNT}),
+        "schedulesRebuilt": _COUNT,
+        "changes": _COUNT,
+        "problems": {"type": "array", "items": {"type": "object"}},
+        "items": {"type": "array", "items": {"type": "object"}},
+        "itemsOmitted": _COUNT,
+        "anki": {"type": "object"},
+        "media": {"type": "object"},
+        "csv": {"type": "object"},
+    },
+    required=("file", "format", "dryRun", "written", "cards", "reviewEvents", "problems"),
+)
+
+
 class ImportRequestSerializer(serializers.Serializer):
     file = serializers.FileField(
         help_text="The .apkg, .colpkg, .csv or .tsv file (at most 50 MiB)."
@@ -110,11 +134,9 @@ class ImportView(APIView):
         request={"multipart/form-data": ImportRequestSerializer},
         responses={
             200: schemas.envelope(
-                "data: {file, format, dryRun, written, cards: {created, updated, unchanged, "
-                "skipped, rejected}, reviewEvents, schedulesRebuilt, changes, problems, items, "
-                "anki?, media?, csv?}"
+                "The import report (anki, media and csv keys by format; docs/import-export.md).",
+                IMPORT_REPORT,
             ),
-            **schemas.ERROR_RESPONSES,
         },
     )
     def post(self, request: Request, workspace_id: str) -> Response:
@@ -182,7 +204,6 @@ class ExportView(APIView):
         ],
         responses={
             (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV or TSV text."),
-            **schemas.ERROR_RESPONSES,
         },
     )
     def get(self, request: Request, workspace_id: str, what: str, fmt: str) -> Any:

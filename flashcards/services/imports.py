@@ -24,13 +24,7 @@ from django.db import transaction
 from flashcards.models import SERVER_REPLICA, Card, CardTag, ReviewEvent, Workspace
 from flashcards.scheduling import rebuild_schedule
 from flashcards.services.bulk_rows import insert_rows
-from flashcards.services.common import (
-    DomainError,
-    WriteContext,
-    lock_workspace,
-    now_ms,
-    record_changes,
-)
+from flashcards.services.common import DomainError, WriteContext, lock_workspace, record_changes
 from flashcards.services.content import CARD_WRITABLE, clean_card_fields
 from flashcards.services.scheduling import (
     SCHEDULE_FIELDS,
@@ -38,6 +32,7 @@ from flashcards.services.scheduling import (
     workspace_scheduler_settings,
 )
 from flashcards.services.tags import canonical_spelling, replace_card_tags, resolve_tags
+from flashcards.services.timestamps import now_ms
 
 # Ids per `IN (...)`: below every backend's parameter limit.
 ID_CHUNK = 500
