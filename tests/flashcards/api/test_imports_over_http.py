@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import io
 
-import httpx
+import httpx2
 import pytest
 from django.test import override_settings
 
@@ -20,7 +20,7 @@ def test_an_upload_over_256_kib_reaches_the_import_route(live_server_url, api_ke
     rows = "".join(f"front {i} {'x' * 400},back {i}\n" for i in range(1500))
     content = ("front_text,back_text\n" + rows).encode()
     assert len(content) > 512 * 1024
-    response = httpx.post(
+    response = httpx2.post(
         f"{live_server_url}/v1/workspaces/{workspace.pk}/imports",
         headers={"Authorization": f"ApiKey {api_key.plaintext}"},
         files={"file": ("big.csv", content, "text/csv")},
@@ -52,7 +52,7 @@ def test_a_declared_upload_over_the_import_limit_is_refused_before_it_is_sent(
 def test_the_export_streams_over_http(live_server_url, api_key, workspace):
     for start in range(0, 1200, 100):
         make_cards(workspace, 100, back_text=f"batch {start}")
-    with httpx.stream(
+    with httpx2.stream(
         "GET",
         f"{live_server_url}/v1/workspaces/{workspace.pk}/exports/cards.csv",
         headers={"Authorization": f"ApiKey {api_key.plaintext}", "Accept": "text/csv"},
