@@ -20,6 +20,20 @@ _INPUT = re.compile(r"<input[^>]*>")
 _ATTR = re.compile(r'(\w+)="([^"]*)"')
 
 
+def browser_user(settings, username: str = "learner"):
+    """A user who can sign in to the live server's pages (plain http on loopback: the session and
+    CSRF cookies must travel without TLS), with a Personal workspace; returns (user, Personal)."""
+    from flashcards import services
+    from tests.factories import UserFactory
+
+    settings.SESSION_COOKIE_SECURE = False
+    settings.CSRF_COOKIE_SECURE = False
+    user = UserFactory(username=username)
+    user.set_password(PASSWORD)
+    user.save()
+    return user, services.create_workspace(user, "Personal")
+
+
 def form_fields(html: str) -> dict[str, str]:
     """Named <input> values of a page (hidden fields and the CSRF token)."""
     fields = {}

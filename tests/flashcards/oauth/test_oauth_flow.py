@@ -17,11 +17,11 @@ from dsl.models import QueryLog
 from flashcards import services
 from flashcards.models import ApiKey
 from flashcards.oauth.models import Connection
-from tests.factories import UserFactory, make_card
+from tests.factories import make_card
 from tests.flashcards.api.conftest import live_server_url  # noqa: F401  (fixture)
 from tests.flashcards.oauth.connector import (
-    PASSWORD,
     Connector,
+    browser_user,
     connect,
     consent,
     redirect_params,
@@ -31,13 +31,7 @@ from tests.flashcards.oauth.connector import (
 
 @pytest.fixture
 def learner(transactional_db, settings):
-    # The live server speaks plain http on loopback: let the browser session's cookies over it.
-    settings.SESSION_COOKIE_SECURE = False
-    settings.CSRF_COOKIE_SECURE = False
-    user = UserFactory(username="learner")
-    user.set_password(PASSWORD)
-    user.save()
-    personal = services.create_workspace(user, "Personal")
+    user, personal = browser_user(settings)
     spanish = services.create_workspace(user, "Spanish")
     make_card(personal, front_text="personal card")
     make_card(spanish, front_text="hola")

@@ -11,13 +11,11 @@ from django.test import override_settings
 from django.utils import timezone
 from oauth2_provider.models import AccessToken
 
-from flashcards import services
 from flashcards.oauth.models import Connection
-from tests.factories import UserFactory
 from tests.flashcards.api.conftest import live_server_url  # noqa: F401  (fixture)
 from tests.flashcards.oauth.connector import (
-    PASSWORD,
     Connector,
+    browser_user,
     connect,
     consent,
     redirect_params,
@@ -27,13 +25,7 @@ from tests.flashcards.oauth.connector import (
 
 @pytest.fixture
 def user(transactional_db, settings):
-    settings.SESSION_COOKIE_SECURE = False
-    settings.CSRF_COOKIE_SECURE = False
-    user = UserFactory(username="learner")
-    user.set_password(PASSWORD)
-    user.save()
-    services.create_workspace(user, "Personal")
-    return user
+    return browser_user(settings)[0]
 
 
 @pytest.fixture
