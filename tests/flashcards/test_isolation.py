@@ -175,3 +175,31 @@ def test_any_sequence_of_writes_in_a_never_changes_b(tenants, steps):
                 with contextlib.suppress(NotFoundError):
                     services.submit_review(a, card_id, 2)
     assert snapshot(b) == before
+
+
+def test_tag_rows_never_cross_workspaces(tenants):
+    """The dialect's tag-row scope is the workspace's tag rows alone (no join to the cards), so a
+    tag row must always belong to its card's workspace and to a live card: every write path keeps
+    it so. A tag row pointing across workspaces would leak the other tenant's tags into
+    GROUP BY tag."""
+    from django.db.models import F
+
+    from flashcards.models import CardTag, DeckTag
+
+    a = tenants["a"]
+    their_ids = [c.id for c in tenants["their_cards"]]
+    mine = [c.id for c in tenants["my_cards"]]
+    services.update_cards(a, their_ids + mine, {"tags": ["moved", "Shared"]})
+    services.delete_cards(a, their_ids + mine[:1])
+    services.update_decks(a, [tenants["their_deck"].id], {"tags": ["stolen"]})
+    assert not CardTag.objects.exclude(workspace_id=F("card__workspace_id")).exists()
+    assert not DeckTag.objects.exclude(workspace_id=F("deck__workspace_id")).exists()
+    assert not CardTag.objects.filter(card__deleted_at__isnull=False).exists()
+    from dsl.service import run_sql
+
+    outcome = run_sql(
+        sql="SELECT tag, COUNT(*) AS n FROM cards GROUP BY tag",
+        workspace=a, user=None, api_key=None, surface="rest", mode="read",
+        dry_run=False, request_id="isolation", docs={},
+    )  # fmt: skip
+    assert outcome.body["data"]["rows"] == [{"tag": "moved", "n": 1}, {"tag": "Shared", "n": 1}]
