@@ -17,7 +17,9 @@ thread per process (docs/deployment.md, "The query log").
   and not yet written: about ``QUERY_LOG_FLUSH_SECONDS`` of requests, never more than the queue
   holds.
 - ``QUERY_LOG_ASYNC=0`` writes every row on the request path (the test suite does: its tests run in
-  transactions a second connection cannot see).
+  transactions a second connection cannot see). A row refused there because the database is
+  unavailable still goes to the writer thread, which retries it as above: that request was
+  answered (503), so its row is owed too.
 """
 
 from __future__ import annotations
@@ -120,7 +122,8 @@ class QueryLogWriter:
 
     def submit(self, row: QueryLog) -> None:
         if not getattr(settings, "QUERY_LOG_ASYNC", True):
-            write_rows([row], self.stats)
+            if write_rows([row], self.stats, keep_unavailable=True):
+                self._enqueue_for_retry(row)
             return
         rows = self._started()
         try:
@@ -138,6 +141,13 @@ class QueryLogWriter:
                     self.stats.overflowed,
                 )
             write_rows([row], self.stats)
+
+    def _enqueue_for_retry(self, row: QueryLog) -> None:
+        try:
+            self._started().put_nowait(row)
+            self.stats.queued += 1
+        except queue.Full:
+            _failed(row, self.stats)
 
     def flush(self, timeout: float = 30.0) -> bool:
         """Wait until every queued row is written; False if that took longer than ``timeout``."""

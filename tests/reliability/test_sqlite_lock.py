@@ -2,7 +2,8 @@
 subprocess on a database file, the query-log writer on): a dialect write answers 503
 SERVICE_UNAVAILABLE within its statement time limit, any other write within the busy timeout
 (both far below the 20 s SQLite's old timeout took), and the query-log row of the refused request
-arrives once the lock is released."""
+arrives once the lock is released — with the writer thread, and with ``QUERY_LOG_ASYNC=0``, where
+rows are written on the request path and the refused one is handed to the writer to retry."""
 
 from __future__ import annotations
 
@@ -65,8 +66,8 @@ def _post(url: str, key: str, body: dict) -> tuple[int, dict, Message, float]:
     return status, json.loads(raw), headers, time.monotonic() - started
 
 
-@pytest.fixture
-def served(tmp_path) -> Iterator[tuple[str, str, Path]]:
+@pytest.fixture(params=["1", "0"], ids=["log-writer", "log-on-request-path"])
+def served(request, tmp_path) -> Iterator[tuple[str, str, Path]]:
     database = tmp_path / "locked.sqlite3"
     env = {
         "PATH": os.environ["PATH"],
@@ -81,6 +82,7 @@ def served(tmp_path) -> Iterator[tuple[str, str, Path]]:
         "SQLITE_BUSY_TIMEOUT_SECONDS": str(BUSY_TIMEOUT),
         "FLASHCARDS_DSL_STATEMENT_TIMEOUT_SECONDS": str(STATEMENT_LIMIT),
         "QUERY_LOG_FLUSH_SECONDS": "0.05",
+        "QUERY_LOG_ASYNC": request.param,
     }
     run = {"cwd": ROOT, "env": env, "capture_output": True, "text": True, "timeout": 180}
     migrated = subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], **run)
