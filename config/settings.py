@@ -224,6 +224,10 @@ AUTH_CACHE_SECONDS = float(os.environ.get("AUTH_CACHE_SECONDS", "5"))
 # How often each process reads the shared generation that announces such changes.
 AUTH_GENERATION_CHECK_SECONDS = float(os.environ.get("AUTH_GENERATION_CHECK_SECONDS", "0.25"))
 
+# PostgreSQL: a lone read repeated on a connection is prepared there and run with EXECUTE, so the
+# server can skip planning it (dsl.prepared_reads). Turn off behind PgBouncer's transaction pooling.
+DSL_PREPARED_READS = env_bool("DSL_PREPARED_READS", True)
+
 # The query log is written off the request path by a background thread per process, in batches
 # (dsl.querylog_writer); QUERY_LOG_ASYNC=0 writes each row on the request path instead.
 QUERY_LOG_ASYNC = env_bool("QUERY_LOG_ASYNC", True)

@@ -9,13 +9,13 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from django.db import connection
 
-from dsl import ast, backends, compiler, ready_sql, rows, statement_clock
+from dsl import ast, backends, compiler, prepared_reads, ready_sql, rows, statement_clock
 from dsl import plan as p
 from dsl.parser import Limits
 from dsl.resources import DATETIME, UUID
@@ -81,6 +81,10 @@ class ReadySelect:
     # PostgreSQL: the SQL with its parameters written in, split at the clock markers
     # (ready_sql.inline_literals); None runs ``sql`` with ``params``.
     literal_pieces: tuple[str, ...] | None = None
+    # Runs per page (offset, count) in this process; a page run often enough is prepared on the
+    # connection (dsl.prepared_reads). Counted without a lock: a lost increment only delays that.
+    runs: dict[tuple[int, int], int] = field(default_factory=dict, compare=False, repr=False)
+    prepared_id: int = field(default_factory=prepared_reads.new_id, compare=False)
 
     @classmethod
     def build(cls, plan: p.SelectPlan, workspace: Workspace) -> ReadySelect:
@@ -132,6 +136,14 @@ class ReadySelect:
         if self.sql is None:
             return []
         pieces = self.literal_pieces
+        if pieces is not None and timeout_ms is not None and prepared_reads.enabled():
+            page = (offset, count)
+            runs = self.runs.get(page, 0) + 1
+            self.runs[page] = runs
+            if runs > prepared_reads.PREPARE_AFTER:
+                fetched = self._fetch_prepared(page, moment, timeout_ms, db)
+                if fetched is not None:
+                    return ready_sql.converted(fetched, self.width, self.converters, db)
         params: tuple[Any, ...] | None
         if pieces is not None:
             text = pieces[0]
@@ -150,6 +162,30 @@ class ReadySelect:
             db=db,
         )
         return ready_sql.converted(fetched, self.width, self.converters, db)
+
+    def _fetch_prepared(
+        self, page: tuple[int, int], moment: datetime, timeout_ms: int, db: Any
+    ) -> list[tuple] | None:
+        """The page through its prepared statement: the inline text with ``$1``… where the clock
+        goes, the bound moments as timestamptz literals."""
+        pieces = self.literal_pieces
+        assert pieces is not None
+        text = pieces[0]
+        for number, piece in enumerate(pieces[1:], start=1):
+            text += f"${number}" + piece
+        clock_args = [
+            ready_sql.clock_literal(self.params[position].bind(moment, db))
+            for position in self.clock_positions
+        ]
+        offset, count = page
+        return prepared_reads.fetch(
+            f"dsl_read_{self.prepared_id}_{offset}_{count}",
+            ready_sql.paged(text, offset, count, db),
+            clock_args,
+            timeout_ms=timeout_ms,
+            stamps_as_text=self.stamps_as_text,
+            db=db,
+        )
 
 
 def ready_select(plan: p.SelectPlan, workspace: Workspace, db: Any = connection) -> ReadySelect:
