@@ -55,8 +55,12 @@ _DELETE = {"cards": services.delete_cards, "decks": services.delete_decks}
 
 
 def current_limits() -> Limits:
-    """The parser's and validator's limits, from the one settings object (dsl.md §8)."""
-    return Limits(
+    """The parser's and validator's limits, from the one settings object (dsl.md §8); built again
+    only after the settings reload."""
+    cached = _limits_memo.get(dsl_settings.generation)
+    if cached is not None:
+        return cached
+    limits = Limits(
         max_sql_bytes=int(dsl_settings.MAX_SQL_BYTES),
         max_statements=int(dsl_settings.MAX_STATEMENTS),
         max_nesting=int(dsl_settings.MAX_DEPTH),
@@ -64,6 +68,12 @@ def current_limits() -> Limits:
         max_list_values=int(dsl_settings.MAX_IN_VALUES),
         max_insert_rows=int(dsl_settings.MAX_ROWS_PER_WRITE),
     )
+    _limits_memo.clear()
+    _limits_memo[dsl_settings.generation] = limits
+    return limits
+
+
+_limits_memo: dict[int, Limits] = {}
 
 
 # Statements ------------------------------------------------------------------------------------

@@ -49,6 +49,8 @@ def _coerce(key: str, value: object) -> int | float:
 class DslSettings:
     def __init__(self) -> None:
         self._cache: dict[str, int | float] = {}
+        # Bumped by every reload, so values derived from the settings know when to rebuild.
+        self.generation = 0
 
     def _user_settings(self) -> dict[str, Any]:
         overrides = getattr(settings, "FLASHCARDS_DSL", None) or {}
@@ -79,6 +81,7 @@ class DslSettings:
 
     def reload(self) -> None:
         self._cache.clear()
+        self.generation += 1
 
     def as_dict(self) -> dict[str, int | float]:
         return {key: getattr(self, key) for key in DEFAULTS}
