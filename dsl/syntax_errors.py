@@ -102,7 +102,8 @@ def describe(tok: lex.LexToken) -> str:
 # Before the grammar ------------------------------------------------------------------------------
 
 
-# A row by each spelling or kind its first element takes: one look-up per token.
+# The rows by each spelling or kind their first element takes, in table order: one look-up per
+# token.
 _CONSTRUCTS_BY_KEY: dict[str, list[Construct]] = defaultdict(list)
 for _row in CONSTRUCTS:
     for _key in _row.match[0].split("|"):
@@ -157,6 +158,8 @@ def check_tokens(tokens: list[lex.LexToken], max_nesting: int) -> None:
 
 
 def _check_name(tokens: list[lex.LexToken], i: int) -> None:
+    """A name outside double quotes: a join's word, a construct's, or a call of an unknown
+    function (in that order)."""
     tok = tokens[i]
     join = join_start(tokens, i)
     if join is not None:

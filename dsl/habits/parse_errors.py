@@ -22,14 +22,17 @@ least one (``CROSS APPLY``), and the error points at the first word.
 and ``at`` are patterns for the two tokens before the failing one and the failing token itself,
 each a choice of ``|``-separated options: ``*`` anything, even nothing; ``#token`` any token;
 ``$end`` no token (the end of the statement, or before its start); ``#name`` a name outside double
-quotes, ``#quoted`` one in double quotes; any other option is a token kind (``WHERE``, ``LPAREN``). ``statement`` is as above; ``check`` names a test in ``dsl.syntax_errors`` that the row
-needs beyond the token kinds (it may add placeholders). ``point`` is where the error points:
-``at`` (the failing token, or the end of the statement) or ``before`` (the token before it).
-Templates take ``{where}`` (the failing token described, e.g. ``number 1``, or ``end of
-statement``), ``{value}`` (its text), ``{before}`` (the previous token's text), ``{keyword}``
-(that text in upper case), ``{before_shown}`` (the previous token described), ``{expected}``
-(`` Expected a or b.`` when the grammar accepts only a few tokens there, else empty) and
-``{expected_hint}`` (what the grammar accepts there, as a hint sentence).
+quotes, ``#quoted`` one in double quotes; any other option is a token kind (``WHERE``, ``LPAREN``).
+``statement`` is as above; ``check`` names a test in ``dsl.syntax_errors`` that the row needs
+beyond the token kinds (it may add placeholders). ``point`` is where the error points: ``at`` (the
+failing token, or the end of the statement) or ``before`` (the token before it). Templates take
+``{where}`` (the failing token described, e.g. ``number 1``, or ``end of statement``), ``{value}``
+(its text), ``{before}`` (the previous token's text), ``{keyword}`` (that text in upper case),
+``{before_shown}`` (the previous token described), ``{expected}`` (`` Expected a or b.`` when the
+grammar accepts only a few tokens there, else empty) and ``{expected_hint}`` (what the grammar
+accepts there, as a hint sentence), and those of the row's check: ``misspelt_keyword`` gives
+``{did_you_mean}`` and ``{suggestion}`` (and the error's suggestions),
+``stray_word_before_resource`` and ``table_alias`` give ``{resource}``.
 """
 
 from __future__ import annotations
