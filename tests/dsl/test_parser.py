@@ -46,7 +46,8 @@ from dsl.ast import (
     Update,
 )
 from dsl.errors import DslError
-from dsl.parser import JOIN_MESSAGE, Limits, parse_batch
+from dsl.habits.parse_errors import JOIN_MESSAGE
+from dsl.parser import Limits, parse_batch
 
 UUID_A = "123e4567-e89b-42d3-a456-426614174000"
 
