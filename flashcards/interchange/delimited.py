@@ -19,10 +19,11 @@ from typing import IO, Any
 
 from flashcards.interchange.errors import ImportRejected
 from flashcards.serializers import CARD_COLUMNS, REVIEW_EVENT_COLUMNS
+from flashcards.services.content import CARD_WRITABLE
 from flashcards.services.imports import CardDraft
 
 DELIMITERS = {"csv": ",", "tsv": "\t"}
-WRITABLE = ("front_text", "back_text", "card_type", "tags", "effort_level")
+WRITABLE = CARD_WRITABLE
 # Read-only columns an export writes: accepted in an import's header and ignored, so an exported
 # file can be edited and imported back as it is.
 IGNORED = tuple(c for c in CARD_COLUMNS if c not in WRITABLE and c != "card_id")
