@@ -1,5 +1,6 @@
-"""Start-up check (``manage.py check``): every published column maps to a real model field or to
-an expression the compiler defines, so the registry cannot drift from the models."""
+"""Start-up check (``manage.py check``): every published column (flashcards.schema, as
+dsl.resources shows it) maps to a real model field or to an expression the compiler defines, so
+the registry cannot drift from the models."""
 
 from __future__ import annotations
 

@@ -61,14 +61,22 @@ from dsl.resources import (
     BOOLEAN,
     INTEGER,
     NUMBER,
-    REVIEW_GRADES,
     STRING,
     UUID,
     Column,
     ColumnType,
     Resource,
 )
-from flashcards.models import Card, CardTag, Deck, DeckTag, ReviewEvent, Tag, Workspace
+from flashcards.models import (
+    REVIEW_GRADES,
+    Card,
+    CardTag,
+    Deck,
+    DeckTag,
+    ReviewEvent,
+    Tag,
+    Workspace,
+)
 
 MODELS: dict[str, type[Model]] = {
     "workspace": Workspace,

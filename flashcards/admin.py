@@ -49,6 +49,7 @@ from flashcards.services import (
     update_scheduler_settings,
 )
 from flashcards.services.common import MAX_BULK
+from flashcards.services.content import CARD_WRITABLE, DECK_WRITABLE
 
 MAX_TAG_CHOICES = 200
 
@@ -143,6 +144,7 @@ class SoftDeletedContentAdmin(admin.ModelAdmin):
     delete: Callable[..., list[Any]]
     add_fields: tuple[str, ...] = ()
     edit_fields: tuple[str, ...] = ()
+    # What the services write (the published writable columns): read-only on a deleted row.
     content_fields: tuple[str, ...] = ()
     info_fields: tuple[str, ...] = ()
 
@@ -206,7 +208,7 @@ class CardAdmin(SoftDeletedContentAdmin):
     form = CardAdminForm
     add_fields = ("workspace", "front_text", "back_text", "card_type", "tags_text", "effort_level")
     edit_fields = ("front_text", "back_text", "card_type", "tags_text", "effort_level")
-    content_fields = ("front_text", "back_text", "card_type", "tags", "effort_level")
+    content_fields = CARD_WRITABLE
     info_fields = (
         "id",
         "workspace",
@@ -251,7 +253,7 @@ class DeckAdmin(SoftDeletedContentAdmin):
     form = DeckAdminForm
     add_fields = ("workspace", "name", "effort_levels_choice", "tags_text")
     edit_fields = ("name", "effort_levels_choice", "tags_text")
-    content_fields = ("name", "effort_levels", "tags")
+    content_fields = DECK_WRITABLE
     info_fields = (
         "id",
         "workspace",

@@ -1,112 +1,84 @@
 """Rows in the dialect's `SELECT *` shape (dsl.md §5 column names in DESCRIBE order, §2.4 value
-formats). Everything that publishes a row outside the SQL executor — explicit commands, export —
-uses these, so a card looks the same whichever route returned it."""
+formats), built from model instances by the columns of flashcards.schema. Everything that
+publishes a row outside the SQL executor — explicit commands, the sync feed, export — uses these,
+so a card looks the same whichever route returned it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 from flashcards.models import REVIEW_GRADES, Card, Deck, ReviewEvent, Workspace
+from flashcards.schema import (
+    CARDS,
+    DATETIME,
+    DECKS,
+    INTEGER_ARRAY,
+    REVIEW_EVENTS,
+    STRING_ARRAY,
+    UUID,
+    WORKSPACE,
+    ColumnType,
+    Resource,
+)
 from flashcards.services.timestamps import format_timestamp
 
-CARD_COLUMNS = (
-    "card_id",
-    "front_text",
-    "back_text",
-    "card_type",
-    "tags",
-    "effort_level",
-    "metadata",
-    "due_at",
-    "created_at",
-    "updated_at",
-    "reps",
-    "lapses",
-    "fsrs_card_state",
-    "fsrs_step_index",
-    "fsrs_scheduled_days",
-    "fsrs_stability",
-    "fsrs_difficulty",
-    "fsrs_last_reviewed_at",
-)
-DECK_COLUMNS = ("deck_id", "name", "effort_levels", "tags", "created_at", "updated_at")
-REVIEW_EVENT_COLUMNS = (
-    "review_event_id",
-    "card_id",
-    "client_event_id",
-    "rating",
-    "review_grade",
-    "reviewed_at_client",
-    "reviewed_at_server",
-)
-WORKSPACE_COLUMNS = (
-    "workspace_id",
-    "name",
-    "created_at",
-    "algorithm",
-    "desired_retention",
-    "learning_steps_minutes",
-    "relearning_steps_minutes",
-    "maximum_interval_days",
-    "enable_fuzz",
-)
+# One formatter per value type; the other types (strings, numbers, booleans, JSON) are published
+# as the model holds them.
+_FORMATTERS: dict[ColumnType, Callable[[Any], Any]] = {
+    UUID: str,
+    DATETIME: format_timestamp,
+    STRING_ARRAY: list,
+    INTEGER_ARRAY: list,
+}
+
+# Readable columns without a model field: the attribute each is computed from, and how. The
+# compiler computes the same columns in SQL (dsl.compiler); both follow flashcards.models.
+_COMPUTED: dict[tuple[str, str], tuple[str, Callable[[Any], Any]]] = {
+    ("review_events", "review_grade"): ("rating", REVIEW_GRADES.__getitem__),
+}
 
 
-def card_row(card: Card) -> dict[str, Any]:
-    return {
-        "card_id": str(card.id),
-        "front_text": card.front_text,
-        "back_text": card.back_text,
-        "card_type": card.card_type,
-        "tags": list(card.tags),
-        "effort_level": card.effort_level,
-        "metadata": card.metadata,
-        "due_at": format_timestamp(card.due_at),
-        "created_at": format_timestamp(card.created_at),
-        "updated_at": format_timestamp(card.updated_at),
-        "reps": card.reps,
-        "lapses": card.lapses,
-        "fsrs_card_state": card.fsrs_card_state,
-        "fsrs_step_index": card.fsrs_step_index,
-        "fsrs_scheduled_days": card.fsrs_scheduled_days,
-        "fsrs_stability": card.fsrs_stability,
-        "fsrs_difficulty": card.fsrs_difficulty,
-        "fsrs_last_reviewed_at": format_timestamp(card.fsrs_last_reviewed_at),
-    }
+def _row_function(resource: Resource) -> Callable[[Any], dict[str, Any]]:
+    """The row of one model instance of ``resource``. Worked out once per resource at import, so a
+    row costs one C-level attribute fetch, one ``dict(zip(...))`` and a call per converted value
+    (export writes many rows)."""
+    keys: list[str] = []
+    sources: list[str] = []
+    converted: list[tuple[int, str, Callable[[Any], Any]]] = []
+    for index, column in enumerate(resource.readable_columns):
+        if column.field is None:
+            source, convert = _COMPUTED[resource.name, column.name]
+        else:
+            source, convert = column.field, _FORMATTERS.get(column.type)
+        keys.append(column.name)
+        sources.append(source)
+        if convert is not None:
+            converted.append((index, column.name, convert))
+    # Every resource has several columns, so the getter returns a tuple.
+    fetch = attrgetter(*sources)
+    names = tuple(keys)
+    conversions = tuple(converted)
+
+    def row(instance: Any) -> dict[str, Any]:
+        values = fetch(instance)
+        published = dict(zip(names, values, strict=True))
+        for index, key, convert in conversions:
+            value = values[index]
+            if value is not None:
+                published[key] = convert(value)
+        return published
+
+    return row
 
 
-def deck_row(deck: Deck) -> dict[str, Any]:
-    return {
-        "deck_id": str(deck.id),
-        "name": deck.name,
-        "effort_levels": list(deck.effort_levels),
-        "tags": list(deck.tags),
-        "created_at": format_timestamp(deck.created_at),
-        "updated_at": format_timestamp(deck.updated_at),
-    }
+CARD_COLUMNS: tuple[str, ...] = tuple(c.name for c in CARDS.readable_columns)
+DECK_COLUMNS: tuple[str, ...] = tuple(c.name for c in DECKS.readable_columns)
+REVIEW_EVENT_COLUMNS: tuple[str, ...] = tuple(c.name for c in REVIEW_EVENTS.readable_columns)
+WORKSPACE_COLUMNS: tuple[str, ...] = tuple(c.name for c in WORKSPACE.readable_columns)
 
-
-def review_event_row(event: ReviewEvent) -> dict[str, Any]:
-    return {
-        "review_event_id": str(event.id),
-        "card_id": str(event.card_id),
-        "client_event_id": event.client_event_id,
-        "rating": event.rating,
-        "review_grade": REVIEW_GRADES[event.rating],
-        "reviewed_at_client": format_timestamp(event.reviewed_at_client),
-        "reviewed_at_server": format_timestamp(event.reviewed_at_server),
-    }
-
-
-def workspace_row(workspace: Workspace) -> dict[str, Any]:
-    return {
-        "workspace_id": str(workspace.id),
-        "name": workspace.name,
-        "created_at": format_timestamp(workspace.created_at),
-        "algorithm": workspace.algorithm,
-        "desired_retention": workspace.desired_retention,
-        "learning_steps_minutes": list(workspace.learning_steps_minutes),
-        "relearning_steps_minutes": list(workspace.relearning_steps_minutes),
-        "maximum_interval_days": workspace.maximum_interval_days,
-        "enable_fuzz": workspace.enable_fuzz,
-    }
+card_row: Callable[[Card], dict[str, Any]] = _row_function(CARDS)
+deck_row: Callable[[Deck], dict[str, Any]] = _row_function(DECKS)
+review_event_row: Callable[[ReviewEvent], dict[str, Any]] = _row_function(REVIEW_EVENTS)
+workspace_row: Callable[[Workspace], dict[str, Any]] = _row_function(WORKSPACE)

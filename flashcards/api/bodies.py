@@ -19,6 +19,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from flashcards.api.envelope import ApiError
+from flashcards.models import REVIEW_GRADES
 from flashcards.services import timestamps
 from flashcards.services.scheduling import RESET_CONFIRMATION
 from flashcards.services.sync import MAX_PLATFORM_LENGTH, MAX_PUSH_OPERATIONS
@@ -34,7 +35,6 @@ MAX_PAGE = 100
 # ``additionalProperties: false`` (flashcards.api.contract).
 CLOSED_BODIES: set[str] = set()
 MAX_IDEMPOTENCY_KEY = 200
-REVIEW_GRADES = ("again", "hard", "good", "easy")
 WORKSPACE_ID_HELP = (
     "Optional: run against this workspace instead of the selected one (membership required)."
 )

@@ -19,14 +19,14 @@ from typing import IO, Any
 
 from flashcards.interchange.errors import ImportRejected
 from flashcards.serializers import CARD_COLUMNS, REVIEW_EVENT_COLUMNS
+from flashcards.services.content import CARD_WRITABLE
 from flashcards.services.imports import CardDraft
 
 DELIMITERS = {"csv": ",", "tsv": "\t"}
-WRITABLE = ("front_text", "back_text", "card_type", "tags", "effort_level")
 # Read-only columns an export writes: accepted in an import's header and ignored, so an exported
 # file can be edited and imported back as it is.
-IGNORED = tuple(c for c in CARD_COLUMNS if c not in WRITABLE and c != "card_id")
-KNOWN = ("card_id", *WRITABLE, *IGNORED)
+IGNORED = tuple(c for c in CARD_COLUMNS if c not in CARD_WRITABLE and c != "card_id")
+KNOWN = ("card_id", *CARD_WRITABLE, *IGNORED)
 # csv's default field limit is 128 KiB; a card's text is at most 20,000 characters anyway.
 csv.field_size_limit(1024 * 1024)
 
@@ -69,8 +69,8 @@ def _header(row: list[str], filename: str) -> list[str]:
         raise ImportRejected(
             "line 1: the header row is wrong: "
             + " ".join(p["message"] for p in problems)
-            + f" The columns are {', '.join(('card_id', *WRITABLE))} (and the read-only columns "
-            "of an export, which are ignored).",
+            + f" The columns are {', '.join(('card_id', *CARD_WRITABLE))} (and the read-only "
+            "columns of an export, which are ignored).",
             reason="bad_header",
             file=filename,
             problems=problems,
@@ -98,7 +98,7 @@ def _draft(line: int, names: list[str], row: list[str], filename: str) -> CardDr
                 where, None, {}, problem=f"line {line}: card_id {raw_id[:60]!r} is not a UUID."
             )
     values: dict[str, Any] = {}
-    for name in WRITABLE:
+    for name in CARD_WRITABLE:
         if name not in cells:
             continue
         text = cells[name]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flashcards.models import EFFORT_LEVELS, Card, Deck, Tag, Workspace
+from flashcards.schema import CARDS, DECKS
 from flashcards.services.common import (
     DomainError,
     NotFoundError,
@@ -31,8 +32,9 @@ from flashcards.services.tags import (
 )
 from flashcards.services.timestamps import now_ms
 
-CARD_WRITABLE = ("front_text", "back_text", "card_type", "tags", "effort_level")
-DECK_WRITABLE = ("name", "effort_levels", "tags")
+# The published writable columns; each is also the name of the model field it writes.
+CARD_WRITABLE: tuple[str, ...] = tuple(c.name for c in CARDS.writable_columns)
+DECK_WRITABLE: tuple[str, ...] = tuple(c.name for c in DECKS.writable_columns)
 MAX_TEXT_LENGTH = 20_000
 # Card.card_type is a varchar(100): PostgreSQL would refuse a longer value mid-write.
 MAX_CARD_TYPE_LENGTH = 100

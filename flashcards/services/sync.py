@@ -39,6 +39,12 @@ from flashcards.models import (
     ReviewEvent,
     Workspace,
 )
+from flashcards.serializers import (
+    CARD_COLUMNS,
+    DECK_COLUMNS,
+    REVIEW_EVENT_COLUMNS,
+    WORKSPACE_COLUMNS,
+)
 from flashcards.services.common import DomainError, WriteContext, lock_workspace, record_changes
 from flashcards.services.content import (
     CARD_WRITABLE,
@@ -47,7 +53,6 @@ from flashcards.services.content import (
     clean_deck_fields,
 )
 from flashcards.services.scheduling import (
-    SCHEDULE_FIELDS,
     SETTINGS_FIELDS,
     clean_scheduler_settings,
     parse_rating,
@@ -81,27 +86,12 @@ ENTITY_ACTIONS = {
     "workspace_scheduler_settings": "upsert",
     "review_event": "append",
 }
-# Read-only columns a client may echo back from a pulled payload; the server keeps its own values.
-CARD_SNAPSHOT_KEYS = (
-    "card_id",
-    *CARD_WRITABLE,
-    "metadata",
-    *SCHEDULE_FIELDS,
-    "created_at",
-    "updated_at",
-    "deleted_at",
-)
-DECK_SNAPSHOT_KEYS = ("deck_id", *DECK_WRITABLE, "created_at", "updated_at", "deleted_at")
-SETTINGS_SNAPSHOT_KEYS = ("workspace_id", "name", "created_at", "algorithm", *SETTINGS_FIELDS)
-REVIEW_EVENT_KEYS = (
-    "review_event_id",
-    "card_id",
-    "client_event_id",
-    "rating",
-    "review_grade",
-    "reviewed_at_client",
-    "reviewed_at_server",
-)
+# The keys of a pulled payload (flashcards.services.sync_feed: the published row, and deleted_at
+# for cards and decks). A client may echo the read-only ones back; the server keeps its own values.
+CARD_SNAPSHOT_KEYS = (*CARD_COLUMNS, "deleted_at")
+DECK_SNAPSHOT_KEYS = (*DECK_COLUMNS, "deleted_at")
+SETTINGS_SNAPSHOT_KEYS = WORKSPACE_COLUMNS
+REVIEW_EVENT_KEYS = REVIEW_EVENT_COLUMNS
 Stamp = tuple[datetime, str, str]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from django.core.checks import Tags, run_checks
 from django.core.management import call_command
 
 from dsl import checks
@@ -23,6 +24,14 @@ def test_a_column_without_a_field_is_reported(monkeypatch):
     monkeypatch.setattr("dsl.resources.RESOURCES", (bad,))
     (error,) = checks.check_registry_columns()
     assert error.id == "dsl.E003" and "no_such_field" in error.msg
+
+
+def test_the_check_runs_with_the_start_up_checks(monkeypatch):
+    # Registered by DslConfig.ready, so `manage.py check` and every server start run it.
+    cards = next(r for r in RESOURCES if r.name == "cards")
+    broken = dataclasses.replace(cards.columns[1], field="no_such_field")
+    monkeypatch.setattr("dsl.resources.RESOURCES", (dataclasses.replace(cards, columns=(broken,)),))
+    assert "dsl.E003" in {message.id for message in run_checks(tags=[Tags.models])}
 
 
 def test_docs_are_current():
