@@ -14,7 +14,12 @@ at most one byte past the limit:
   methods' bodies are not read, so the route answers as usual).
 
 Either way the envelope, the request id and the query log entry are the middleware's, exactly as
-without this wrapper; only the rest of an oversized upload is never received. Everything else
+without this wrapper; only the rest of an oversized upload is never received.
+
+A body within the API's limit is received here before Django runs, and a client that disconnects
+before its body is whole gets nothing run and nothing answered: the server would otherwise hand
+Django the part that arrived (an empty body, as a rule) and log a request the client never
+finished as invalid JSON. Larger routes' uploads (imports) stream as they arrive. Everything else
 passes through untouched.
 """
 
@@ -40,7 +45,13 @@ def limit_api_bodies(app: ASGIApp, limit: int = MAX_BODY_BYTES) -> ASGIApp:
         scope = {**scope, "headers": headers}
         declared = declared_length(scope)
         if declared is not None and declared <= route_limit:
-            await app(scope, receive, send)
+            if declared > limit:  # an upload route's larger body streams to the view
+                await app(scope, receive, send)
+                return
+            whole = await _read_all(receive)
+            if whole is None:
+                return
+            await app(scope, _Replayed(whole, receive), send)
             return
         if declared is not None:
             await app(scope, _CappedBody(receive, 0), send)
@@ -50,6 +61,8 @@ def limit_api_bodies(app: ASGIApp, limit: int = MAX_BODY_BYTES) -> ASGIApp:
         # Content-Length bytes, so an undeclared body would look empty).
         capped = _CappedBody(receive, route_limit + 1)
         body = await _read_all(capped)
+        if body is None:
+            return
         headers = [(n, v) for n, v in headers if n != b"content-length"]
         headers.append((b"content-length", str(len(body)).encode()))
         if len(body) > route_limit:
@@ -59,16 +72,16 @@ def limit_api_bodies(app: ASGIApp, limit: int = MAX_BODY_BYTES) -> ASGIApp:
     return limited
 
 
-async def _read_all(receive: Receive) -> bytes:
+async def _read_all(receive: Receive) -> bytes | None:
+    """The whole body, or None when the client disconnected before it ended."""
     chunks = []
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            break
+            return None
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
+            return b"".join(chunks)
 
 
 class _Replayed:

@@ -358,3 +358,59 @@ def test_a_get_with_a_huge_body_is_answered_without_receiving_it(live_server_url
     status, body = raw_exchange(live_server_url, head, [framed] * 5)
     assert status == 200, body
     assert body["ok"] is True
+
+
+# A client that leaves before its body is whole ----------------------------------------------------
+
+
+def _through_the_limit(headers: list[tuple[bytes, bytes]], messages: list[dict[str, Any]]):
+    """Run ``limit_api_bodies`` around a recording application; what it saw and what was sent."""
+    from flashcards.api.body_limit import limit_api_bodies
+
+    seen: dict[str, Any] = {"called": False}
+
+    async def inner(scope, receive, send) -> None:
+        seen["called"] = True
+        seen["body"] = b""
+        while True:
+            message = await receive()
+            seen["body"] += message.get("body", b"")
+            if not message.get("more_body", False):
+                break
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": SQL_URL, "headers": headers}
+    asyncio.run(limit_api_bodies(inner)(scope, receive, send))
+    return seen, sent
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [[(b"content-length", b"40")], [(b"transfer-encoding", b"chunked")]],
+    ids=["declared", "chunked"],
+)
+def test_a_client_that_disconnects_before_its_body_ends_gets_nothing_run(headers):
+    part = {"type": "http.request", "body": b'{"sql": "DELETE FROM ca', "more_body": True}
+    for messages in ([{"type": "http.disconnect"}], [part, {"type": "http.disconnect"}]):
+        seen, sent = _through_the_limit(headers, list(messages))
+        assert seen == {"called": False} and sent == []
+
+
+def test_a_body_in_several_messages_reaches_the_application_whole():
+    body = b'{"sql": "SELECT * FROM cards LIMIT 1"}'
+    messages = [
+        {"type": "http.request", "body": body[:10], "more_body": True},
+        {"type": "http.request", "body": body[10:], "more_body": False},
+    ]
+    seen, sent = _through_the_limit([(b"content-length", str(len(body)).encode())], messages)
+    assert seen == {"called": True, "body": body}
+    assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
