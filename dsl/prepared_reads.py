@@ -15,8 +15,9 @@ the plain path (dsl.ready_sql.fetch_rows). What each connection has prepared is 
 driver connection (a pool's connections keep theirs), at most ``MAX_PER_CONNECTION``, the least
 recently used deallocated first. After any error on this path the connection's statements are no
 longer trusted (``PREPARE`` survives a failed ``EXECUTE``): the next use starts with ``DEALLOCATE
-ALL``. A statement the server no longer has (a pooler's ``DISCARD ALL``) or already has makes
-the read fall back to the plain text at once.
+ALL``. A statement the server no longer has (a pooler's ``DISCARD ALL``), already has, or can no
+longer run as planned (a migration changed a column's type) makes the read fall back to the plain
+text at once.
 
 Off with ``DSL_PREPARED_READS=0``: behind PgBouncer in transaction pooling mode, SQL-level
 prepared statements do not follow the client from one server connection to the next.
@@ -39,8 +40,10 @@ PREPARE_AFTER = 5
 # psycopg's default prepared_max.
 MAX_PER_CONNECTION = 100
 
-# The server no longer has the statement, or already has one of that name: run the plain text.
-_STATEMENT_GONE = frozenset({"26000", "42P05"})
+# The server no longer has the statement, already has one of that name, or refuses it because a
+# migration changed a column it returns ("cached plan must not change result type"): run the
+# plain text, which the server plans afresh.
+_STATEMENT_GONE = frozenset({"26000", "42P05", "0A000"})
 
 _ids = itertools.count(1)
 _ids_lock = threading.Lock()

@@ -110,6 +110,29 @@ def test_statements_gone_from_the_server_fall_back_and_are_prepared_again(api, w
     assert set(prepared_reads.prepared_names(connection)) == _server_statements()
 
 
+def test_a_column_type_changed_under_a_prepared_read_falls_back_and_prepares_again(
+    api, workspace
+):
+    """A migration that changes a returned column's type makes PostgreSQL refuse the prepared
+    statement ("cached plan must not change result type"); the read still answers."""
+    make_cards(workspace, 2)
+    sql = "SELECT card_id, front_text FROM cards ORDER BY front_text"
+    for _ in range(prepared_reads.PREPARE_AFTER + 1):
+        _read(api, sql)
+    with connection.cursor() as cursor:
+        cursor.execute("ALTER TABLE flashcards_card ALTER COLUMN front_text TYPE varchar(2000)")
+    try:
+        rows, sent = _read(api, sql)
+        assert [r["front_text"] for r in rows] == sorted(r["front_text"] for r in rows)
+        assert len(rows) == 2
+        assert "EXECUTE" in sent[0] and "EXECUTE" not in sent[-1]
+        rows, sent = _read(api, sql)
+        assert len(rows) == 2 and sent[0].startswith("DEALLOCATE ALL; PREPARE dsl_read_")
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("ALTER TABLE flashcards_card ALTER COLUMN front_text TYPE text")
+
+
 def test_a_connection_keeps_at_most_max_per_connection_statements(api, workspace, monkeypatch):
     monkeypatch.setattr(prepared_reads, "MAX_PER_CONNECTION", 2)
     make_cards(workspace, 3)
