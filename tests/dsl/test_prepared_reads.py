@@ -110,9 +110,7 @@ def test_statements_gone_from_the_server_fall_back_and_are_prepared_again(api, w
     assert set(prepared_reads.prepared_names(connection)) == _server_statements()
 
 
-def test_a_column_type_changed_under_a_prepared_read_falls_back_and_prepares_again(
-    api, workspace
-):
+def test_a_column_type_changed_under_a_prepared_read_falls_back_and_prepares_again(api, workspace):
     """A migration that changes a returned column's type makes PostgreSQL refuse the prepared
     statement ("cached plan must not change result type"); the read still answers."""
     make_cards(workspace, 2)
