@@ -147,8 +147,8 @@ class ReadySelect:
         params: tuple[Any, ...] | None
         if pieces is not None:
             text = pieces[0]
-            for position, piece in zip(self.clock_positions, pieces[1:], strict=True):
-                text += ready_sql.clock_literal(self.params[position].bind(moment, db)) + piece
+            for literal, piece in zip(self._clock_literals(moment, db), pieces[1:], strict=True):
+                text += literal + piece
             params = None
         else:
             text, params = self.sql, self.params
@@ -163,6 +163,13 @@ class ReadySelect:
         )
         return ready_sql.converted(fetched, self.width, self.converters, db)
 
+    def _clock_literals(self, moment: datetime, db: Any) -> list[str]:
+        """The request's moment at each clock marker, as timestamptz literals."""
+        return [
+            ready_sql.clock_literal(self.params[position].bind(moment, db))
+            for position in self.clock_positions
+        ]
+
     def _fetch_prepared(
         self, page: tuple[int, int], moment: datetime, timeout_ms: int, db: Any
     ) -> list[tuple] | None:
@@ -173,15 +180,11 @@ class ReadySelect:
         text = pieces[0]
         for number, piece in enumerate(pieces[1:], start=1):
             text += f"${number}" + piece
-        clock_args = [
-            ready_sql.clock_literal(self.params[position].bind(moment, db))
-            for position in self.clock_positions
-        ]
         offset, count = page
         return prepared_reads.fetch(
             f"dsl_read_{self.prepared_id}_{offset}_{count}",
             ready_sql.paged(text, offset, count, db),
-            clock_args,
+            self._clock_literals(moment, db),
             timeout_ms=timeout_ms,
             stamps_as_text=self.stamps_as_text,
             db=db,
