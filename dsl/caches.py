@@ -82,7 +82,8 @@ class ReadySelect:
     # (ready_sql.inline_literals); None runs ``sql`` with ``params``.
     literal_pieces: tuple[str, ...] | None = None
     # Runs per page (offset, count) in this process; a page run often enough is prepared on the
-    # connection (dsl.prepared_reads). Counted without a lock: a lost increment only delays that.
+    # connection (dsl.prepared_reads). The plan fixes its LIMIT and OFFSET, so this holds a page
+    # or two. Counted without a lock: a lost increment only delays preparing.
     runs: dict[tuple[int, int], int] = field(default_factory=dict, compare=False, repr=False)
     prepared_id: int = field(default_factory=prepared_reads.new_id, compare=False)
 
