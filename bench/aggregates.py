@@ -1,6 +1,6 @@
 """Whole-workspace aggregates against their floor (docs/benchmarks.md §6): on PostgreSQL, at 100k and
 1M cards (3 reviews per card), each COUNT / GROUP BY the demo and the dialect's examples lead with,
-run through the dialect (``dsl.service.run_sql``, in process: parse from the cache, compile, the
+run through the dialect (``dsl.runtime.service.run_sql``, in process: parse from the cache, compile, the
 query, formatting) against the best hand-written SQL for the same answer that PostgreSQL can
 answer from an index alone, on a connection of its own. Measured round-robin; each ratio is the
 median of per-round ratios. The tables are vacuumed first (index-only scans need the visibility
@@ -31,7 +31,7 @@ from django.conf import settings  # noqa: E402
 
 from bench import seed  # noqa: E402
 from bench.report import RESULTS_DIR, machine, table  # noqa: E402
-from dsl.service import run_sql  # noqa: E402
+from dsl.runtime.service import run_sql  # noqa: E402
 from flashcards.models import REVIEW_GRADES  # noqa: E402
 
 GOAL = 1.5

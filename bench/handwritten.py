@@ -258,7 +258,7 @@ def raw_paged(db: RawDb, ws: Workspace) -> tuple[list[Row], bool]:
 def raw_match(db: RawDb, ws: Workspace, word: str = "photosynthesis") -> tuple[list[Row], bool]:
     """The best hand-written MATCH: the workspace's tags containing the word found once, and each
     scanned card's own tag rows checked against them — on PostgreSQL per row (OFFSET 0) over an
-    id array, as the dialect compiles it (dsl.backends.PerRowExists): the plain correlated EXISTS
+    id array, as the dialect compiles it (dsl.runtime.backends.PerRowExists): the plain correlated EXISTS
     lets PostgreSQL hash every card of every workspace with such a tag."""
     pattern = f"%{word}%"
     if db.vendor == "postgresql":

@@ -2,9 +2,9 @@
 of bench/corpus.sql, with no database round trip.
 
 Stages, each timed per statement (median over many runs of the whole corpus):
-  parse     dsl.parser.parse_batch (lexing included)
-  validate  dsl.validator.validate_batch
-  compile   the plan to a ready Django queryset (dsl.compiler) for reads and UPDATE/DELETE
+  parse     dsl.language.parser.parse_batch (lexing included)
+  validate  dsl.language.validator.validate_batch
+  compile   the plan to a ready Django queryset (dsl.runtime.compiler) for reads and UPDATE/DELETE
             targets; INSERT plans become the service functions' row dicts
   sqlgen    Django's SQL generation of that queryset (the executor does it once per plan and
             workspace; shown apart because it is Django's cost, not the dialect's)
@@ -32,13 +32,14 @@ django.setup()
 from django.db import connection  # noqa: E402
 
 from bench.report import RESULTS_DIR, machine, percentile, table  # noqa: E402
-from dsl import compiler, statement_clock  # noqa: E402
-from dsl import plan as p  # noqa: E402
-from dsl import validator as v  # noqa: E402
-from dsl.caches import ready_select  # noqa: E402
-from dsl.executor import current_limits, prepare  # noqa: E402
-from dsl.parser import parse_batch  # noqa: E402
-from dsl.querylog import ExecutionStats  # noqa: E402
+from dsl.language import plan as p  # noqa: E402
+from dsl.language import validator as v  # noqa: E402
+from dsl.language.parser import parse_batch  # noqa: E402
+from dsl.runtime import clock as statement_clock  # noqa: E402
+from dsl.runtime import compiler  # noqa: E402
+from dsl.runtime.executor import current_limits, prepare  # noqa: E402
+from dsl.runtime.querylog import ExecutionStats  # noqa: E402
+from dsl.runtime.reads import ready_select  # noqa: E402
 from flashcards.models import Workspace  # noqa: E402
 from flashcards.services import now_ms  # noqa: E402
 
@@ -78,7 +79,7 @@ def generate_sql(compiled: object) -> None:
 
 def time_warm(sql: str, workspace: Workspace) -> float:
     """The same statement again, as the executor runs it: the prepared plan and, for reads, the
-    ready SQL come from their caches (dsl.executor.prepare / dsl.caches.ready_select)."""
+    ready SQL come from their caches (dsl.runtime.executor.prepare / dsl.runtime.reads.ready_select)."""
     started = time.perf_counter()
     _, plans = prepare(sql, current_limits(), "any", ExecutionStats())
     for plan in plans:

@@ -1,9 +1,9 @@
 """Query mix at scale (docs/benchmarks.md §2): the agent's typical statements on workspaces of 1k,
 10k and 100k cards, each measured five ways in the same run, round-robin so drift hits all alike:
 
-  executor  dsl.executor.execute_batch under the statement deadline (what run_sql does, minus
+  executor  dsl.runtime.executor.execute_batch under the statement deadline (what run_sql does, minus
             the query-log row)
-  run_sql   dsl.service.run_sql (executor + the query-log row every request writes)
+  run_sql   dsl.runtime.service.run_sql (executor + the query-log row every request writes)
   http      POST /v1/agent/sql through Django's test Client, in process (URL routing, middleware,
             API-key authentication, DRF, JSON rendering; no socket)
   orm       the hand-written Django ORM equivalent (bench/handwritten.py)
@@ -40,12 +40,13 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 from bench import handwritten as hw  # noqa: E402
 from bench import seed  # noqa: E402
 from bench.report import RESULTS_DIR, machine, table  # noqa: E402
-from dsl import compiler, validator  # noqa: E402
-from dsl.executor import current_limits, execute_batch  # noqa: E402
-from dsl.parser import parse_batch  # noqa: E402
-from dsl.querylog import ExecutionStats  # noqa: E402
-from dsl.service import run_sql  # noqa: E402
-from dsl.time_limit import statement_deadline  # noqa: E402
+from dsl.language import validator  # noqa: E402
+from dsl.language.parser import parse_batch  # noqa: E402
+from dsl.runtime import compiler  # noqa: E402
+from dsl.runtime.executor import current_limits, execute_batch  # noqa: E402
+from dsl.runtime.querylog import ExecutionStats  # noqa: E402
+from dsl.runtime.service import run_sql  # noqa: E402
+from dsl.runtime.time_limit import statement_deadline  # noqa: E402
 from flashcards import services  # noqa: E402
 from flashcards.models import Card, Workspace  # noqa: E402
 

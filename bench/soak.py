@@ -160,7 +160,7 @@ def steady_load(seconds: float, rate: float) -> dict[str, Any]:
 def rate_limit_burst(count: int = 200) -> dict[str, Any]:
     """``count`` requests at once with one key against a server limited to RATE_LIMIT per minute.
     It starts early in a window: the sliding estimate forgives a growing share of the previous
-    minute's count as the next one goes on (flashcards.api.throttling), so a burst straddling a
+    minute's count as the next one goes on (flashcards.http.throttling), so a burst straddling a
     boundary may get a few more through; within one window the check is exact."""
     user = seed.bench_user()
     key, plaintext = services.create_api_key(user, "burst", workspace=seed.ensure_pair(1000).target)

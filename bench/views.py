@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from bench.handwritten import CARD_COLUMNS, paged_cards_queryset
-from flashcards.api.workspace import request_workspace
+from flashcards.http.workspace import request_workspace
 
 MAX_LIMIT = 100
 

@@ -1,4 +1,4 @@
-"""The one ASGI application: /mcp goes to the MCP server (dsl.mcp), everything else to Django.
+"""The one ASGI application: /mcp goes to the MCP server (dsl.surfaces.mcp.server), everything else to Django.
 
 Serve it with ``manage.py serve`` (docs/deployment.md; ``make run`` runs uvicorn directly).
 Lifespan events go to the MCP app, whose session manager must run while the server is up, and
@@ -31,15 +31,15 @@ from django.conf import settings  # noqa: E402
 from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware  # noqa: E402
 
-from dsl.mcp import MCP_PATH, build_app  # noqa: E402  (needs Django set up first)
-from dsl.querylog_writer import writer as query_log_writer  # noqa: E402
-from flashcards.api.body_limit import limit_api_bodies  # noqa: E402
-from flashcards.api.cors import cors_for_asgi  # noqa: E402
-from flashcards.api.request_id import remember_peer  # noqa: E402
+from dsl.runtime.querylog_writer import writer as query_log_writer  # noqa: E402
+from dsl.surfaces.mcp.server import MCP_PATH, build_app  # noqa: E402  (needs Django set up first)
+from flashcards.http.body_limit import limit_api_bodies  # noqa: E402
+from flashcards.http.cors import cors_for_asgi  # noqa: E402
+from flashcards.http.request_id import remember_peer  # noqa: E402
 
 refuse_development_key(settings)
 
-# The API's 256 KiB body limit is applied while the body arrives (flashcards.api.body_limit), so an
+# The API's 256 KiB body limit is applied while the body arrives (flashcards.http.body_limit), so an
 # oversized upload is never received whole, and a body sent without Content-Length reaches Django
 # with its length declared, as WSGI requires.
 # Header names as HTTP/1.1 servers conventionally write them; a2wsgi lower-cases every name.
@@ -77,7 +77,7 @@ django_application = limit_api_bodies(
 
 
 def flushing_query_log_on_shutdown(receive: Receive) -> Receive:
-    """The lifespan's receive, writing the queued query-log rows (dsl.querylog_writer) when the
+    """The lifespan's receive, writing the queued query-log rows (dsl.runtime.querylog_writer) when the
     server announces its shutdown, before the MCP app is told."""
 
     async def wrapped() -> dict:
@@ -93,7 +93,7 @@ def make_application() -> ASGIApp:
     """A fresh application; tests build one per live server because the MCP session manager
     can only be started once."""
     # CORS_ALLOWED_ORIGINS applies to /mcp as to /v1/: its preflights are answered before the
-    # MCP app's API-key check (flashcards.api.cors).
+    # MCP app's API-key check (flashcards.http.cors).
     mcp_app = cors_for_asgi(build_app())
 
     async def application(scope: Scope, receive: Receive, send: Send) -> None:
@@ -106,7 +106,7 @@ def make_application() -> ASGIApp:
         await django_application(scope, receive, send)
 
     # The connection's own peer is recorded before X-Forwarded-For replaces it (a trusted proxy's
-    # X-Request-Id is kept, flashcards.api.request_id); the forwarded headers of the proxies in
+    # X-Request-Id is kept, flashcards.http.request_id); the forwarded headers of the proxies in
     # FORWARDED_ALLOW_IPS are applied here, so `manage.py serve` turns uvicorn's own handling off.
     trusted = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
     return remember_peer(ProxyHeadersMiddleware(application, trusted_hosts=trusted))

@@ -41,7 +41,7 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 # CORS (django-cors-headers), off unless CORS_ALLOWED_ORIGINS names origins such as
 # https://app.example.com. It covers the API and /mcp alike; browser clients authenticate with an
-# API key header, never with cookies, so credentials stay off. See flashcards.api.cors.
+# API key header, never with cookies, so credentials stay off. See flashcards.http.cors.
 CORS_ALLOWED_ORIGINS = env_list("CORS_ALLOWED_ORIGINS")
 CORS_URLS_REGEX = r"^/(v1/.*|mcp/?)$"
 CORS_ALLOW_CREDENTIALS = False
@@ -85,8 +85,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # First, so every answer (a 413 or a 429 too) carries the CORS headers a browser needs to read
     # it, and preflights are answered before authentication.
-    "flashcards.api.cors.CorsMiddleware",
-    "flashcards.api.middleware.RequestIdMiddleware",
+    "flashcards.http.cors.CorsMiddleware",
+    "flashcards.http.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -95,7 +95,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "flashcards.api.db_errors.DatabaseUnavailableMiddleware",
+    "flashcards.http.db_errors.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -153,7 +153,7 @@ SQLITE_MMAP_SIZE = int(os.environ.get("SQLITE_MMAP_SIZE", str(2**31 - 2**16)))
 # SQLite: seconds a writer waits for another's lock before "database is locked" (a 503 with
 # Retry-After). Below the dialect's statement time limit (5 s), so every route answers a locked
 # database within the documented limit; a dialect request waits at most what is left of its own
-# limit (dsl.backends.statement_deadline). Checked at start-up (dsl.checks).
+# limit (dsl.runtime.backends.statement_deadline). Checked at start-up (dsl.checks).
 SQLITE_BUSY_TIMEOUT_SECONDS = float(os.environ.get("SQLITE_BUSY_TIMEOUT_SECONDS", "4"))
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -196,7 +196,7 @@ LOGIN_REDIRECT_URL = "console"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024 + 1024
 
 # The rate limit counts requests in this cache, so it must be shared by every worker process: the
-# default is a directory on disk with atomic counters (flashcards.api.cache, no setup step);
+# default is a directory on disk with atomic counters (flashcards.cache, no setup step);
 # production sets Redis or Memcached via
 # CACHE_BACKEND / CACHE_LOCATION (docs/deployment.md).
 # Every key is prefixed per deployment (CACHE_KEY_PREFIX, default: named after the database), so
@@ -211,7 +211,7 @@ CACHE_KEY_PREFIX = (
 )
 CACHES = {
     "default": {
-        "BACKEND": os.environ.get("CACHE_BACKEND", "flashcards.api.cache.LockingFileBasedCache"),
+        "BACKEND": os.environ.get("CACHE_BACKEND", "flashcards.cache.LockingFileBasedCache"),
         "LOCATION": os.environ.get("CACHE_LOCATION", str(BASE_DIR / "var" / "cache")),
         "KEY_PREFIX": CACHE_KEY_PREFIX,
     }
@@ -225,11 +225,11 @@ AUTH_CACHE_SECONDS = float(os.environ.get("AUTH_CACHE_SECONDS", "5"))
 AUTH_GENERATION_CHECK_SECONDS = float(os.environ.get("AUTH_GENERATION_CHECK_SECONDS", "0.25"))
 
 # PostgreSQL: a lone read repeated on a connection is prepared there and run with EXECUTE, so the
-# server can skip planning it (dsl.prepared_reads). Turn off behind PgBouncer's transaction pooling.
+# server can skip planning it (dsl.runtime.prepared_reads). Turn off behind PgBouncer's transaction pooling.
 DSL_PREPARED_READS = env_bool("DSL_PREPARED_READS", True)
 
 # The query log is written off the request path by a background thread per process, in batches
-# (dsl.querylog_writer); QUERY_LOG_ASYNC=0 writes each row on the request path instead.
+# (dsl.runtime.querylog_writer); QUERY_LOG_ASYNC=0 writes each row on the request path instead.
 QUERY_LOG_ASYNC = env_bool("QUERY_LOG_ASYNC", True)
 QUERY_LOG_QUEUE_SIZE = int(os.environ.get("QUERY_LOG_QUEUE_SIZE", "10000"))
 QUERY_LOG_BATCH = int(os.environ.get("QUERY_LOG_BATCH", "200"))
@@ -237,7 +237,7 @@ QUERY_LOG_FLUSH_SECONDS = float(os.environ.get("QUERY_LOG_FLUSH_SECONDS", "0.1")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "flashcards.api.authentication.ApiKeyAuthentication",
+        "flashcards.http.authentication.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -246,17 +246,17 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
     "DEFAULT_PARSER_CLASSES": [
-        "flashcards.api.parsers.SafeJSONParser",
-        "flashcards.api.parsers.AnyBodyAsJSONParser",
+        "flashcards.http.parsers.SafeJSONParser",
+        "flashcards.http.parsers.AnyBodyAsJSONParser",
     ],
-    # Database outages → 503 SERVICE_UNAVAILABLE; everything else → flashcards.api.envelope.
-    "EXCEPTION_HANDLER": "flashcards.api.db_errors.exception_handler",
+    # Database outages → 503 SERVICE_UNAVAILABLE; everything else → flashcards.http.envelope.
+    "EXCEPTION_HANDLER": "flashcards.http.db_errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_THROTTLE_CLASSES": ["flashcards.api.throttling.AgentRateThrottle"],
-    "DEFAULT_METADATA_CLASS": "flashcards.api.metadata.EnvelopeMetadata",
+    "DEFAULT_THROTTLE_CLASSES": ["flashcards.http.throttling.AgentRateThrottle"],
+    "DEFAULT_METADATA_CLASS": "flashcards.http.metadata.EnvelopeMetadata",
     # An unknown ?format= or an Accept no renderer satisfies: a 404 / 406 envelope, never a 500.
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "flashcards.api.negotiation.EnvelopeContentNegotiation",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "flashcards.http.negotiation.EnvelopeContentNegotiation",
 }
 
 # Requests per minute per API key; 0 disables the limit.
@@ -339,12 +339,12 @@ SPECTACULAR_SETTINGS = {
         # Error statuses, headers and codes of every /v1/ operation; then the dialect's shapes
         # (rows from the resource registry, the SQL data, its error codes, /mcp, the grammar page).
         "flashcards.api.contract.add_contract",
-        "dsl.openapi.add_contract",
-        "dsl.openapi.add_examples",
+        "dsl.surfaces.openapi.add_contract",
+        "dsl.surfaces.openapi.add_examples",
     ],
 }
 
-# Request ids (flashcards.api.request_id): the X-Request-Id (REQUEST_ID_HEADER) of a request from
+# Request ids (flashcards.http.request_id): the X-Request-Id (REQUEST_ID_HEADER) of a request from
 # one of these peers (addresses or networks: the reverse proxy) is kept as its id; from any other
 # peer it is ignored. Every log line carries the id of the request that wrote it.
 TRUSTED_PROXY_IPS = env_list("TRUSTED_PROXY_IPS")
@@ -353,7 +353,7 @@ REQUEST_ID_HEADER = os.environ.get("REQUEST_ID_HEADER", "X-Request-Id")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "flashcards.api.request_id.RequestIdFilter"}},
+    "filters": {"request_id": {"()": "flashcards.http.request_id.RequestIdFilter"}},
     "formatters": {
         "line": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}
     },

@@ -12,5 +12,5 @@ urlpatterns = [
     path("", include("flashcards.oauth.urls")),
 ]
 
-handler404 = "flashcards.api.handlers.not_found"
-handler500 = "flashcards.api.handlers.server_error"
+handler404 = "flashcards.http.handlers.not_found"
+handler500 = "flashcards.http.handlers.server_error"

@@ -1,1 +1,2 @@
-"""The agent SQL dialect: lexer → parser → ast → validator (against the resource registry) → compiler → executor."""
+"""The agent SQL dialect, one package per stage: language (text → plan), teaching (a failed
+statement → an error that teaches), runtime (plan → rows) and surfaces (REST, MCP, console)."""

@@ -1,5 +1,5 @@
 """The dialect's Django app: at start-up it registers the system checks, the SQLite functions
-every connection needs (dsl.backends) and the query-log receiver of refused requests."""
+every connection needs (dsl.runtime.backends) and the query-log receiver of refused requests."""
 
 from django.apps import AppConfig
 
@@ -13,9 +13,9 @@ class DslConfig(AppConfig):
         from django.db.backends.signals import connection_created
 
         from dsl import checks  # noqa: F401  (registers the registry check)
-        from dsl.backends import register_sqlite_functions
-        from dsl.querylog import log_refused_request
-        from flashcards.api.signals import request_refused
+        from dsl.runtime.backends import register_sqlite_functions
+        from dsl.runtime.querylog import log_refused_request
+        from flashcards.http.signals import request_refused
 
         connection_created.connect(register_sqlite_functions)
         request_refused.connect(log_refused_request)

@@ -1,5 +1,5 @@
 """Start-up check (``manage.py check``): every published column (flashcards.schema, as
-dsl.resources shows it) maps to a real model field or to an expression the compiler defines, so
+dsl.schema shows it) maps to a real model field or to an expression the compiler defines, so
 the registry cannot drift from the models."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from django.core.exceptions import FieldDoesNotExist
 
 @checks.register(checks.Tags.models)
 def check_registry_columns(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    from dsl.compiler import EXPRESSION_COLUMNS, MODELS
-    from dsl.resources import RESOURCES
+    from dsl.runtime.compiler import EXPRESSION_COLUMNS, MODELS
+    from dsl.schema import RESOURCES
 
     problems: list[checks.CheckMessage] = []
     for resource in RESOURCES:
@@ -21,7 +21,7 @@ def check_registry_columns(app_configs: Any = None, **kwargs: Any) -> list[check
         if model is None:
             problems.append(
                 checks.Error(
-                    f"Resource {resource.name!r} has no model in dsl.compiler.MODELS.",
+                    f"Resource {resource.name!r} has no model in dsl.runtime.compiler.MODELS.",
                     id="dsl.E001",
                 )
             )
@@ -33,7 +33,7 @@ def check_registry_columns(app_configs: Any = None, **kwargs: Any) -> list[check
                     problems.append(
                         checks.Error(
                             f"Column {where} has no model field and no compiler expression.",
-                            hint="Set Column.field or add it to dsl.compiler.EXPRESSION_COLUMNS.",
+                            hint="Set Column.field or add it to dsl.runtime.compiler.EXPRESSION_COLUMNS.",
                             id="dsl.E002",
                         )
                     )

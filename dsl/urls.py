@@ -2,10 +2,10 @@
 
 from django.urls import path
 
-from dsl.console import console
-from dsl.console_imports import console_import
-from dsl.grammar import grammar
-from dsl.views import SqlExecuteView, SqlQueryView, SqlView
+from dsl.surfaces.console.imports import console_import
+from dsl.surfaces.console.views import console
+from dsl.surfaces.grammar import grammar
+from dsl.surfaces.rest import SqlExecuteView, SqlQueryView, SqlView
 
 urlpatterns: list = [
     path("v1/agent/grammar", grammar, name="grammar"),

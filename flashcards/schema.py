@@ -4,7 +4,7 @@ DESCRIBE, the dialect's checks, the row formatters, the services' writable lists
 import read.
 
 It lives in the domain package so that flashcards (serializers, services, interchange) reads the
-same definitions as the dialect without importing ``dsl``; ``dsl.resources`` is the dialect's view
+same definitions as the dialect without importing ``dsl``; ``dsl.schema`` is the dialect's view
 of it. ``Column.field`` is the Django model field path the compiler filters, orders and reads on
 and the serializers read from; it is None for expression columns (``review_events.review_grade``,
 derived from ``rating``) and for the virtual ``cards.tag`` (one row per (card, tag)). The start-up

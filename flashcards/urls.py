@@ -4,18 +4,18 @@ live in dsl.urls."""
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
-from flashcards.api.sync_views import (
+from flashcards.api.account import MeView, SelectWorkspaceView, WorkspacesView
+from flashcards.api.command_views import ResetProgressView, ReviewsView, SchedulerSettingsView
+from flashcards.api.discovery import AgentDiscoveryView, DiscoveryView
+from flashcards.api.imports import ExportView, ImportView
+from flashcards.api.sync import (
     SyncBootstrapView,
     SyncPullView,
     SyncPushView,
     SyncReviewHistoryPullView,
 )
-from flashcards.api.views_account import MeView, SelectWorkspaceView, WorkspacesView
-from flashcards.api.views_commands import ResetProgressView, ReviewsView, SchedulerSettingsView
-from flashcards.api.views_discovery import AgentDiscoveryView, DiscoveryView
-from flashcards.api.views_imports import ExportView, ImportView
-from flashcards.landing import landing
-from flashcards.pages import api_keys, revoke_key
+from flashcards.web.api_keys import api_keys, revoke_key
+from flashcards.web.landing import landing
 
 urlpatterns = [
     path("", landing, name="landing"),

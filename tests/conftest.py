@@ -6,7 +6,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from flashcards import services
-from flashcards.api import throttling
+from flashcards.http import throttling
 from flashcards.services import key_cache, timestamps
 from tests.factories import UserFactory
 

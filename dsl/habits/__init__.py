@@ -1,8 +1,8 @@
 """Data: what agents write from other SQL dialects, and what it is in this language (dsl.md §9.1).
 
-``dsl.diagnostics`` reads these tables when a statement fails; a new habit is a new row here.
+``dsl.teaching`` reads these tables when a statement fails; a new habit is a new row here.
 The parser's own errors are rows of another shape, in ``parse_errors`` (read by
-``dsl.syntax_errors``, and described there).
+``dsl.language.syntax_errors``, and described there).
 
 A row's ``match`` is a space-separated token pattern, matched from any token of the failed
 statement (the row is indexed by its first element):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dsl.resources import get_resource
+from dsl.schema import get_resource
 
 RESOURCE_SYNONYMS: dict[str, str] = {
     **dict.fromkeys(

@@ -1,4 +1,4 @@
-"""Data: the parser's own teaching errors (dsl.md §9.1), the rows that ``dsl.syntax_errors`` reads.
+"""Data: the parser's own teaching errors (dsl.md §9.1), the rows that ``dsl.language.syntax_errors`` reads.
 
 Every table is read first match wins, in the order written: an earlier row is the more specific
 one, so moving a row changes which error a statement gets. Each row of ``CONSTRUCTS`` and
@@ -23,7 +23,7 @@ and ``at`` are patterns for the two tokens before the failing one and the failin
 each a choice of ``|``-separated options: ``*`` anything, even nothing; ``#token`` any token;
 ``$end`` no token (the end of the statement, or before its start); ``#name`` a name outside double
 quotes, ``#quoted`` one in double quotes; any other option is a token kind (``WHERE``, ``LPAREN``).
-``statement`` is as above; ``check`` names a test in ``dsl.syntax_errors`` that the row needs
+``statement`` is as above; ``check`` names a test in ``dsl.language.syntax_errors`` that the row needs
 beyond the token kinds (it may add placeholders). ``point`` is where the error points: ``at`` (the
 failing token, or the end of the statement) or ``before`` (the token before it). Templates take
 ``{where}`` (the failing token described, e.g. ``number 1``, or ``end of statement``), ``{value}``

@@ -1,0 +1,1 @@
+"""flashcards' own REST surface: the commands, sync, imports, account and discovery routes."""

@@ -18,7 +18,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from flashcards.api.envelope import ApiError
+from flashcards.http.envelope import ApiError
 from flashcards.models import REVIEW_GRADES
 from flashcards.services import timestamps
 from flashcards.services.scheduling import RESET_CONFIRMATION
@@ -44,7 +44,7 @@ _UUID = re.compile(UUID_PATTERN)
 NOT_BLANK_PATTERN = r"\S"
 # The dialect's MAX_SQL_BYTES (dsl.md §8) as characters: a longer text is always too long.
 MAX_SQL_CHARS = 65_536
-# An Idempotency-Key: 1-200 printable ASCII characters (dsl.idempotency checks with this).
+# An Idempotency-Key: 1-200 printable ASCII characters (dsl.runtime.idempotency checks with this).
 IDEMPOTENCY_KEY_PATTERN = r"^[ -~]{1,200}$"
 
 
@@ -417,7 +417,7 @@ class SqlText(StrictString):
 
 
 class SqlRequestSerializer(serializers.Serializer):
-    """The JSON body of the SQL endpoints (the dialect checks ``sql`` itself: dsl.service)."""
+    """The JSON body of the SQL endpoints (the dialect checks ``sql`` itself: dsl.runtime.service)."""
 
     sql = SqlText()
     dry_run = StrictBoolean(required=False, default=False, help_text="Run, report, roll back.")

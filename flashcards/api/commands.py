@@ -18,9 +18,9 @@ from django.db.models import Q
 from flashcards import services
 from flashcards.api import bodies
 from flashcards.api.bodies import validated
-from flashcards.api.envelope import ApiError, workspace_not_found
+from flashcards.http.envelope import ApiError, workspace_not_found
 from flashcards.models import ApiKey, Membership, Workspace
-from flashcards.serializers import card_row, review_event_row, workspace_row
+from flashcards.rows import card_row, review_event_row, workspace_row
 
 WORKSPACE_SELECTOR = "workspace_id"
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from flashcards.api.bodies import CLOSED_BODIES, IDEMPOTENCY_KEY_PATTERN
-from flashcards.api.envelope import DEFAULT_INSTRUCTIONS
-from flashcards.api.middleware import MAX_BODY_BYTES
 from flashcards.api.schemas import ROW_COMPONENTS, obj, ref
+from flashcards.http.envelope import DEFAULT_INSTRUCTIONS
+from flashcards.http.middleware import MAX_BODY_BYTES
 
 API_PREFIX = "/v1/"
 JSON = "application/json"
@@ -64,7 +64,7 @@ STATUS_HEADERS[405] = ("Allow",)
 
 
 def error_codes() -> list[str]:
-    """The codes of the API layer; the dialect's hook (dsl.openapi) adds its own."""
+    """The codes of the API layer; the dialect's hook (dsl.surfaces.openapi) adds its own."""
     return sorted(DEFAULT_INSTRUCTIONS)
 
 

@@ -1,5 +1,5 @@
 """The OpenAPI shapes of what the agent routes answer: the success envelope of each operation with
-its ``data`` typed (rows by reference to the row components, which dsl.openapi builds from the
+its ``data`` typed (rows by reference to the row components, which dsl.surfaces.openapi builds from the
 resource registry), and the API-key security scheme. Request bodies are flashcards.api.bodies;
 the error statuses, headers and error codes every route shares are added by
 flashcards.api.contract."""
@@ -18,7 +18,7 @@ from flashcards.services import RESET_CONFIRMATION
 class ApiKeyScheme(OpenApiAuthenticationExtension):
     """Registers the API key header with drf-spectacular (subclassing registers it)."""
 
-    target_class = "flashcards.api.authentication.ApiKeyAuthentication"
+    target_class = "flashcards.http.authentication.ApiKeyAuthentication"
     name = "ApiKey"
 
     def get_security_definition(self, auto_schema: object) -> dict[str, str]:
@@ -55,7 +55,7 @@ BOOLEAN = {"type": "boolean"}
 UUID = {"type": "string", "format": "uuid", "pattern": UUID_PATTERN}
 TIMESTAMP = {"type": "string", "format": "date-time"}
 
-# Rows in the dialect's SELECT * shape; dsl.openapi defines each from the resource registry.
+# Rows in the dialect's SELECT * shape; dsl.surfaces.openapi defines each from the resource registry.
 ROW_COMPONENTS = {
     "cards": "CardRow",
     "decks": "DeckRow",
@@ -195,7 +195,7 @@ DISCOVERY = obj(
         "instructions": STRING,
     }
 )
-# The SQL endpoints' data (dsl.md §2.1-§2.3); dsl.openapi defines it from the executor's shapes.
+# The SQL endpoints' data (dsl.md §2.1-§2.3); dsl.surfaces.openapi defines it from the executor's shapes.
 SQL_DATA = ref("SqlData")
 
 REVIEW_EXAMPLE = OpenApiExample(

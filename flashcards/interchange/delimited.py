@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 from flashcards.interchange.errors import ImportRejected
-from flashcards.serializers import CARD_COLUMNS, REVIEW_EVENT_COLUMNS
+from flashcards.rows import CARD_COLUMNS, REVIEW_EVENT_COLUMNS
 from flashcards.services.content import CARD_WRITABLE
 from flashcards.services.imports import CardDraft
 

@@ -17,7 +17,7 @@ from flashcards.interchange.archive import PackageArchive
 from flashcards.interchange.errors import ImportRejected
 from flashcards.interchange.limits import ImportLimits, import_limits
 from flashcards.models import Card, ReviewEvent, Workspace
-from flashcards.serializers import CARD_COLUMNS, REVIEW_EVENT_COLUMNS, card_row, review_event_row
+from flashcards.rows import CARD_COLUMNS, REVIEW_EVENT_COLUMNS, card_row, review_event_row
 from flashcards.services.imports import ImportTally, import_cards
 
 logger = logging.getLogger("flashcards.imports")

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 from django.http import HttpRequest
 
-from flashcards.api.views_discovery import MCP_PATH
+from flashcards.api.discovery import MCP_PATH
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 

@@ -39,7 +39,7 @@ from flashcards.models import (
     ReviewEvent,
     Workspace,
 )
-from flashcards.serializers import (
+from flashcards.rows import (
     CARD_COLUMNS,
     DECK_COLUMNS,
     REVIEW_EVENT_COLUMNS,

@@ -2,7 +2,7 @@
 review history. Every page is a keyset query in the database with a fixed number of statements,
 whatever its size, and every query is filtered by the workspace.
 
-Payloads are rows in the dialect's `SELECT *` shape (flashcards.serializers) plus `deleted_at`,
+Payloads are rows in the dialect's `SELECT *` shape (flashcards.rows) plus `deleted_at`,
 which is null for live entities and set for tombstones.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 from django.db.models import Exists, OuterRef
 
 from flashcards.models import Card, ChangeLog, Deck, ReviewEvent, Workspace
-from flashcards.serializers import card_row, deck_row, review_event_row, workspace_row
+from flashcards.rows import card_row, deck_row, review_event_row, workspace_row
 from flashcards.services.common import DomainError
 from flashcards.services.timestamps import format_timestamp
 

@@ -2,7 +2,7 @@
 to load real or fixture data into an installation.
 
 The file is `{"format": 1, "workspace": {...}, "cards": [...], "decks": [...],
-"review_events": [...]}`, every row in the dialect's `SELECT *` shape (flashcards.serializers).
+"review_events": [...]}`, every row in the dialect's `SELECT *` shape (flashcards.rows).
 An import is a restore: ids, timestamps, scheduling state and the order of review events are kept.
 It validates the whole file before writing anything, then writes everything — workspace, owner,
 tags, cards, decks, review events and one change-log entry per entity — in one transaction with
@@ -33,7 +33,7 @@ from flashcards.models import (
     Tag,
     Workspace,
 )
-from flashcards.serializers import (
+from flashcards.rows import (
     CARD_COLUMNS,
     DECK_COLUMNS,
     REVIEW_EVENT_COLUMNS,

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from dsl.resources import RESOURCES, get_resource
+from dsl.schema import RESOURCES, get_resource
 from flashcards import services
 from flashcards.services import now_ms
 from tests.dsl.conftest import QUERY_URL, assert_envelope, post_sql

@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from dsl import checks
 from dsl.management.commands import dialect_docs
-from dsl.resources import RESOURCES
+from dsl.schema import RESOURCES
 
 
 def test_every_registry_column_maps_to_the_models():
@@ -21,7 +21,7 @@ def test_a_column_without_a_field_is_reported(monkeypatch):
     cards = next(r for r in RESOURCES if r.name == "cards")
     broken = dataclasses.replace(cards.columns[1], field="no_such_field")
     bad = dataclasses.replace(cards, columns=(cards.columns[0], broken))
-    monkeypatch.setattr("dsl.resources.RESOURCES", (bad,))
+    monkeypatch.setattr("dsl.schema.RESOURCES", (bad,))
     (error,) = checks.check_registry_columns()
     assert error.id == "dsl.E003" and "no_such_field" in error.msg
 
@@ -30,7 +30,7 @@ def test_the_check_runs_with_the_start_up_checks(monkeypatch):
     # Registered by DslConfig.ready, so `manage.py check` and every server start run it.
     cards = next(r for r in RESOURCES if r.name == "cards")
     broken = dataclasses.replace(cards.columns[1], field="no_such_field")
-    monkeypatch.setattr("dsl.resources.RESOURCES", (dataclasses.replace(cards, columns=(broken,)),))
+    monkeypatch.setattr("dsl.schema.RESOURCES", (dataclasses.replace(cards, columns=(broken,)),))
     assert "dsl.E003" in {message.id for message in run_checks(tags=[Tags.models])}
 
 

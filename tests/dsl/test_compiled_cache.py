@@ -1,4 +1,4 @@
-"""The compiled-SELECT cache (dsl.caches.ready_select) must never carry rows, scope or time from
+"""The compiled-SELECT cache (dsl.runtime.reads.ready_select) must never carry rows, scope or time from
 one request to the next: the same SQL from two workspaces returns each its own rows, a repeat
 sees writes made in between, and a statement that reads the clock is reused with each request's
 own moment bound to NOW()."""
@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-import dsl.caches
+import dsl.runtime.reads
 from flashcards import services
 from tests.factories import make_card
 
@@ -49,11 +49,11 @@ def test_clock_reading_statements_are_reused_with_each_requests_moment(api, work
     services.submit_review(workspace, card.id, "again")
     sql = "SELECT front_text FROM cards WHERE due_at <= NOW()"
     assert _rows(api, sql) == []
-    cached = len(dsl.caches._ready)
+    cached = len(dsl.runtime.reads._ready)
     later = services.now_ms() + timedelta(hours=1)
-    monkeypatch.setattr(dsl.executor, "now_ms", lambda: later)
+    monkeypatch.setattr(dsl.runtime.executor, "now_ms", lambda: later)
     assert _rows(api, sql) == ["due soon"]
-    assert len(dsl.caches._ready) == cached  # the same compiled SQL, a new moment
+    assert len(dsl.runtime.reads._ready) == cached  # the same compiled SQL, a new moment
 
 
 @pytest.mark.django_db
@@ -76,7 +76,7 @@ def test_every_clock_form_is_bound_per_request(
     sql = f"SELECT front_text FROM cards WHERE {condition} ORDER BY front_text"
     _rows(api, sql)  # compiled and cached at the real moment
     later = services.now_ms() + timedelta(hours=hours_later)
-    monkeypatch.setattr(dsl.executor, "now_ms", lambda: later)
+    monkeypatch.setattr(dsl.runtime.executor, "now_ms", lambda: later)
     assert _rows(api, sql) == expected
 
 
@@ -91,7 +91,7 @@ def test_having_against_the_clock_is_bound_per_request(api, workspace, monkeypat
     response = api.post("/v1/agent/sql", {"sql": sql}, format="json")
     assert response.json()["data"]["rowCount"] == 1
     later = services.now_ms() + timedelta(hours=2)
-    monkeypatch.setattr(dsl.executor, "now_ms", lambda: later)
+    monkeypatch.setattr(dsl.runtime.executor, "now_ms", lambda: later)
     response = api.post("/v1/agent/sql", {"sql": sql}, format="json")
     assert response.json()["data"]["rowCount"] == 0
 
@@ -113,7 +113,7 @@ def test_having_against_the_clock_is_bound_per_request(api, workspace, monkeypat
 def test_postgresql_timestamp_text_is_published_like_a_datetime(text):
     from datetime import datetime
 
-    from dsl.rows import published_timestamp
+    from dsl.runtime.rows import published_timestamp
 
     assert published_timestamp(text) == services.format_timestamp(datetime.fromisoformat(text))
 

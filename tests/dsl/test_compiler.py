@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from dsl import compiler
-from dsl.parser import parse_batch
-from dsl.resources import get_resource
-from dsl.rows import row_formatter
-from dsl.validator import validate
+from dsl.language.parser import parse_batch
+from dsl.language.validator import validate
+from dsl.runtime import compiler
+from dsl.runtime.rows import row_formatter
+from dsl.schema import get_resource
 from flashcards import services
 from flashcards.models import Card, CardTag
 from flashcards.services import now_ms

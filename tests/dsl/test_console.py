@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from dsl.models import QueryLog
-from dsl.reference import HEADLINE_EXAMPLES
+from dsl.surfaces.reference import HEADLINE_EXAMPLES
 from flashcards import services
 from tests.dsl.test_examples import EXAMPLES as SPEC_EXAMPLES
 from tests.factories import UserFactory, make_card, make_cards

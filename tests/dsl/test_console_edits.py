@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dsl.console_edits import apply_suggestion, marker_at, page_statement
+from dsl.surfaces.console.edits import apply_suggestion, marker_at, page_statement
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from dsl.errors import DslError
-from dsl.parser import parse_batch
-from dsl.validator import validate_batch
+from dsl.language.errors import DslError
+from dsl.language.parser import parse_batch
+from dsl.language.validator import validate_batch
 
 CORPUS = Path(__file__).parent / "corpus"
 ARROW = " -- => "

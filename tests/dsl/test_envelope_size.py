@@ -8,7 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dsl.querylog import envelope_size
+from dsl.runtime.querylog import envelope_size
 
 _SCALARS = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=40)

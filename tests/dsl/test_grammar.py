@@ -11,7 +11,7 @@ from pathlib import Path
 from ply import yacc
 
 import dsl
-from dsl.parser import build_parser
+from dsl.language.parser import build_parser
 
 
 class CapturingLog:

@@ -17,11 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dsl import diagnostics, habits
-from dsl.errors import DslError
-from dsl.lexer import tokenize
-from dsl.parser import parse_batch
-from dsl.validator import validate_batch
+from dsl import habits
+from dsl import teaching as diagnostics
+from dsl.language.errors import DslError
+from dsl.language.lexer import tokenize
+from dsl.language.parser import parse_batch
+from dsl.language.validator import validate_batch
 
 CORPUS = Path(__file__).parent / "corpus"
 REASONS = {

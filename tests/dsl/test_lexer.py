@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from dsl.lexer import LexProblem, tokenize
+from dsl.language.lexer import LexProblem, tokenize
 
 
 def kinds(sql: str) -> list[str]:

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsl.ast import (
+from dsl.habits.parse_errors import JOIN_MESSAGE
+from dsl.language.ast import (
     And,
     Any,
     ArrayEquals,
@@ -45,9 +46,8 @@ from dsl.ast import (
     StringLit,
     Update,
 )
-from dsl.errors import DslError
-from dsl.habits.parse_errors import JOIN_MESSAGE
-from dsl.parser import Limits, parse_batch
+from dsl.language.errors import DslError
+from dsl.language.parser import Limits, parse_batch
 
 UUID_A = "123e4567-e89b-42d3-a456-426614174000"
 

@@ -1,4 +1,4 @@
-"""dsl.prepared_reads on PostgreSQL: a lone read repeated on a connection runs as a prepared
+"""dsl.runtime.prepared_reads on PostgreSQL: a lone read repeated on a connection runs as a prepared
 statement after PREPARE_AFTER plain runs, answers exactly what the plain path answers (the clock
 still moving, the workspace still its own), keeps the time limit in the same round trip, stays
 within MAX_PER_CONNECTION statements, and recovers from statements that vanished behind its back
@@ -14,7 +14,7 @@ from django.db import connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
-from dsl import prepared_reads
+from dsl.runtime import prepared_reads
 from flashcards.models import Card
 from flashcards.services import now_ms
 from tests.factories import make_cards

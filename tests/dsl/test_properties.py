@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dsl.resources import RESOURCES, Column, Resource
+from dsl.schema import RESOURCES, Column, Resource
 from flashcards.models import Card, Deck
 from tests.dsl.conftest import post_sql
 from tests.factories import make_card, make_deck

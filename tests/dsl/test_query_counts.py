@@ -87,7 +87,7 @@ def test_bulk_writes_cost_a_constant_number_of_queries(api, workspace):
 def _query_log_elsewhere(monkeypatch):
     """The query log is written by a background thread when served (tests/dsl/
     test_querylog_writer.py); here its rows are dropped so only the request's own queries count."""
-    from dsl.querylog_writer import writer
+    from dsl.runtime.querylog_writer import writer
 
     monkeypatch.setattr(writer, "submit", lambda row: None)
 

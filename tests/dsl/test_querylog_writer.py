@@ -1,4 +1,4 @@
-"""The query log's background writer (dsl.querylog_writer): rows leave the request path, are
+"""The query log's background writer (dsl.runtime.querylog_writer): rows leave the request path, are
 stored in batches, and none is lost — not when the queue is full, not when the database refuses a
 batch (a refused row is logged by request id), not at shutdown (flush)."""
 
@@ -13,9 +13,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from dsl import querylog_writer
 from dsl.models import QueryLog
-from dsl.querylog_writer import QueryLogWriter
+from dsl.runtime import querylog_writer
+from dsl.runtime.querylog_writer import QueryLogWriter
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -67,7 +67,7 @@ def test_a_full_queue_writes_on_the_request_path_and_says_so(
         return insert_many(rows)
 
     monkeypatch.setattr(querylog_writer, "_insert_many", slow_in_the_writer)
-    with caplog.at_level(logging.WARNING, logger="dsl.querylog_writer"):
+    with caplog.at_level(logging.WARNING, logger="dsl.runtime.querylog_writer"):
         async_log.submit(_row("first"))  # taken by the writer, which now stalls
         for _ in range(100):  # until the writer holds it and the queue is empty again
             if async_log._queue.empty():
@@ -87,7 +87,7 @@ def test_a_full_queue_writes_on_the_request_path_and_says_so(
 def test_a_refused_batch_is_written_row_by_row_and_the_refused_row_is_logged(async_log, caplog):
     missing_workspace = uuid.uuid4()  # a foreign key the database refuses
     rows = [_row("good1"), _row("bad", workspace_id=missing_workspace), _row("good2")]
-    with caplog.at_level(logging.ERROR, logger="dsl.querylog_writer"):
+    with caplog.at_level(logging.ERROR, logger="dsl.runtime.querylog_writer"):
         querylog_writer.write_rows(rows, async_log.stats)
     assert set(QueryLog.objects.values_list("request_id", flat=True)) == {"good1", "good2"}
     assert async_log.stats.failed == 1 and async_log.stats.written == 2

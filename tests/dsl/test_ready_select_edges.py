@@ -1,4 +1,4 @@
-"""Edge inputs through the ready-SQL read path (dsl.caches.ReadySelect): literals written into
+"""Edge inputs through the ready-SQL read path (dsl.runtime.reads.ReadySelect): literals written into
 the SQL on PostgreSQL (quotes, percent signs, backslashes, non-ASCII), the clock at its extremes,
 conditions that can match nothing, and repeats of each — always the right rows, never a 500."""
 

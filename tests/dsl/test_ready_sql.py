@@ -1,4 +1,4 @@
-"""dsl.ready_sql, the one module below Django's public queryset API: each step gives what the
+"""dsl.runtime.ready_sql, the one module below Django's public queryset API: each step gives what the
 public API gives (the same rows as evaluating the queryset, Django's own LIMIT / OFFSET), and on
 both databases no literal of a caller reaches SQL text except through psycopg's quoting (a
 property test over arbitrary text)."""
@@ -12,10 +12,11 @@ from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dsl import caches, compiler, ready_sql
-from dsl.executor import current_limits, prepare
-from dsl.querylog import ExecutionStats
-from dsl.rows import row_formatter
+from dsl.runtime import compiler, ready_sql
+from dsl.runtime import reads as caches
+from dsl.runtime.executor import current_limits, prepare
+from dsl.runtime.querylog import ExecutionStats
+from dsl.runtime.rows import row_formatter
 from flashcards.services import now_ms
 from tests.factories import make_card, make_cards
 

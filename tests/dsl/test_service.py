@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 
 from dsl.models import QueryLog
-from dsl.service import run_sql
+from dsl.runtime.service import run_sql
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""ILIKE on SQLite (dsl.backends.CaseInsensitiveLike): SQLite's own LIKE answers for ASCII text,
+"""ILIKE on SQLite (dsl.runtime.backends.CaseInsensitiveLike): SQLite's own LIKE answers for ASCII text,
 Python-lowered GLOB for the rest. Whichever branch runs, the answer must be the documented one:
 the Python-lowered text matched against the Python-lowered pattern (dsl.md: ILIKE folds all of
 Unicode), for any text and any pattern — checked by hypothesis against that definition."""
@@ -14,7 +14,7 @@ from django.db.models.sql import Query
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dsl import backends
+from dsl.runtime import backends
 from flashcards.models import Card
 
 pytestmark = [

@@ -1,5 +1,5 @@
 """The parser's teaching errors as data (dsl/habits/parse_errors.py) and their interpreter
-(dsl/syntax_errors.py): every row is reachable from a statement, in the order the table says, and
+(dsl/language/syntax_errors.py): every row is reachable from a statement, in the order the table says, and
 no row hides behind another with the same pattern."""
 
 from __future__ import annotations
@@ -8,9 +8,6 @@ from typing import Any
 
 import pytest
 
-from dsl import syntax_errors
-from dsl.errors import DslError
-from dsl.functions import FUNCTIONS
 from dsl.habits.parse_errors import (
     CONSTRUCTS,
     MISPLACED_CALL,
@@ -22,9 +19,12 @@ from dsl.habits.parse_errors import (
     StatementWord,
     SyntaxRule,
 )
-from dsl.lexer import KEYWORDS, TOKENS
-from dsl.parser import parse_batch
-from dsl.syntax_errors import STATEMENT_STARTS
+from dsl.language import syntax_errors
+from dsl.language.errors import DslError
+from dsl.language.functions import FUNCTIONS
+from dsl.language.lexer import KEYWORDS, TOKENS
+from dsl.language.parser import parse_batch
+from dsl.language.syntax_errors import STATEMENT_STARTS
 
 _PATTERN_WORDS = {"*", "#token", "$end", "#name", "#quoted"}
 

@@ -7,7 +7,7 @@ import pytest
 from django.db import OperationalError, connection, transaction
 from django.test import override_settings
 
-from dsl.time_limit import is_timeout, statement_deadline
+from dsl.runtime.time_limit import is_timeout, statement_deadline
 from flashcards.models import Card
 from tests.factories import make_cards
 

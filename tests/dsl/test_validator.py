@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsl.errors import DslError
-from dsl.literals import parse_array_text, parse_interval
-from dsl.parser import parse_batch
-from dsl.plan import (
+from dsl.language.errors import DslError
+from dsl.language.literals import parse_array_text, parse_interval
+from dsl.language.parser import parse_batch
+from dsl.language.plan import (
     Aggregate,
     AllOf,
     AnyOf,
@@ -40,8 +40,8 @@ from dsl.plan import (
     TextMatch,
     UpdatePlan,
 )
-from dsl.resources import RESOURCES, get_resource
-from dsl.validator import validate, validate_batch
+from dsl.language.validator import validate, validate_batch
+from dsl.schema import RESOURCES, get_resource
 from flashcards.services.timestamps import parse_timestamp
 
 CARDS = get_resource("cards")

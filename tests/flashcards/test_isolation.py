@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from flashcards import services
 from flashcards.models import Card, ChangeLog, Deck, ReviewEvent, Tag, Workspace
-from flashcards.serializers import card_row, deck_row, workspace_row
+from flashcards.rows import card_row, deck_row, workspace_row
 from flashcards.services import NotFoundError
 from flashcards.services.transfer import export_workspace
 from tests.factories import make_cards, make_deck
@@ -195,7 +195,7 @@ def test_tag_rows_never_cross_workspaces(tenants):
     assert not CardTag.objects.exclude(workspace_id=F("card__workspace_id")).exists()
     assert not DeckTag.objects.exclude(workspace_id=F("deck__workspace_id")).exists()
     assert not CardTag.objects.filter(card__deleted_at__isnull=False).exists()
-    from dsl.service import run_sql
+    from dsl.runtime.service import run_sql
 
     outcome = run_sql(
         sql="SELECT tag, COUNT(*) AS n FROM cards GROUP BY tag",

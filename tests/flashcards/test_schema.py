@@ -1,5 +1,5 @@
 """The published schema lives once, in the domain package: its allowed values are the models' own,
-dsl.resources shows the same objects, and nothing in flashcards reaches into dsl for it."""
+dsl.schema shows the same objects, and nothing in flashcards reaches into dsl for it."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import dsl.resources
+import dsl.schema
 from flashcards import models, schema
-from flashcards.admin import CardAdmin, DeckAdmin
+from flashcards.admin.site import CardAdmin, DeckAdmin
 from flashcards.services.content import CARD_WRITABLE, DECK_WRITABLE
 
 FLASHCARDS = Path(schema.__file__).resolve().parent
@@ -42,9 +42,9 @@ def test_the_writers_take_the_schemas_writable_columns():
 
 
 def test_the_dialects_view_is_the_same_schema():
-    assert dsl.resources.RESOURCES is schema.RESOURCES
-    assert dsl.resources.Column is schema.Column and dsl.resources.ColumnType is schema.ColumnType
-    assert [dsl.resources.get_resource(r.name) for r in schema.RESOURCES] == list(schema.RESOURCES)
+    assert dsl.schema.RESOURCES is schema.RESOURCES
+    assert dsl.schema.Column is schema.Column and dsl.schema.ColumnType is schema.ColumnType
+    assert [dsl.schema.get_resource(r.name) for r in schema.RESOURCES] == list(schema.RESOURCES)
 
 
 def _imported_modules(path: Path) -> set[str]:

@@ -12,11 +12,10 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from dsl.resources import get_resource
+from dsl.schema import get_resource
 from flashcards import services
 from flashcards.models import Card, Deck, ReviewEvent, Workspace
-from flashcards.schema import CARDS, RESOURCES, ColumnType
-from flashcards.serializers import (
+from flashcards.rows import (
     CARD_COLUMNS,
     DECK_COLUMNS,
     REVIEW_EVENT_COLUMNS,
@@ -26,6 +25,7 @@ from flashcards.serializers import (
     review_event_row,
     workspace_row,
 )
+from flashcards.schema import CARDS, RESOURCES, ColumnType
 from tests.factories import make_card, make_deck
 
 T0 = datetime(2026, 3, 5, 10, 0, 0, 123000, tzinfo=UTC)

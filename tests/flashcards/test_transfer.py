@@ -26,7 +26,7 @@ from flashcards.models import (
     Tag,
     Workspace,
 )
-from flashcards.serializers import (
+from flashcards.rows import (
     CARD_COLUMNS,
     DECK_COLUMNS,
     REVIEW_EVENT_COLUMNS,

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 SQL_URL = "/v1/agent/sql"
-# dsl.md §9, plus the 503 of flashcards.api.db_errors.
+# dsl.md §9, plus the 503 of flashcards.http.db_errors.
 ERROR_CODES = {
     "QUERY_INVALID_SQL",
     "QUERY_RESULT_TOO_LARGE",

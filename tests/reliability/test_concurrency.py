@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from django.db import connection, connections
 
-from dsl.service import run_sql
+from dsl.runtime.service import run_sql
 from flashcards import services
 from flashcards.models import Card, ChangeLog, ReviewEvent, Workspace
 from flashcards.services.sync import PushOperation, push_operations

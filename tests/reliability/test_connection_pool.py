@@ -1,6 +1,6 @@
 """The opt-in PostgreSQL connection pool (DB_POOL_MAX_SIZE, config/settings.py): the served app
 answers concurrent requests from at most that many database connections, and the per-request
-time limit of a lone read (``SET LOCAL statement_timeout``, dsl.backends) does not stay on the
+time limit of a lone read (``SET LOCAL statement_timeout``, dsl.runtime.backends) does not stay on the
 pooled sessions."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import pytest
 from django.db import DatabaseError, connection, connections, transaction
 
 from flashcards import services
-from flashcards.api.db_errors import RETRY_AFTER_SECONDS, is_database_unavailable, outcome_of
+from flashcards.http.db_errors import RETRY_AFTER_SECONDS, is_database_unavailable, outcome_of
 from flashcards.models import AppliedOperation, Card, ChangeLog
 from tests.factories import make_cards
 from tests.reliability.helpers import envelope, post_sql, refused

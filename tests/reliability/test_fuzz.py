@@ -18,7 +18,7 @@ from django.db import transaction
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from dsl.resources import get_resource
+from dsl.schema import get_resource
 from tests.reliability.helpers import assert_no_foreign_rows, envelope, post_body
 
 pytestmark = pytest.mark.django_db

@@ -20,7 +20,7 @@ from django.middleware.csrf import get_token
 from django.test import Client, RequestFactory, override_settings
 
 from flashcards import services
-from flashcards.api.throttling import consume
+from flashcards.http.throttling import consume
 from tests.factories import UserFactory, make_cards
 from tests.reliability.helpers import envelope, refused
 

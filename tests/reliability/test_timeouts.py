@@ -58,7 +58,7 @@ def test_a_write_waiting_on_a_lock_times_out_and_the_connection_stays_usable(api
 
 def test_a_lone_read_carries_its_time_limit_in_one_round_trip(api, workspace):
     """A request that is one SELECT runs without BEGIN / set_config / COMMIT: ``SET LOCAL
-    statement_timeout`` travels with the SELECT (dsl.backends.fetch_rows)."""
+    statement_timeout`` travels with the SELECT (dsl.runtime.backends.fetch_rows)."""
     from django.test.utils import CaptureQueriesContext
 
     make_cards(workspace, 3)

@@ -10,9 +10,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from dsl.reference import operator_rows
-from dsl.resources import RESOURCES, Resource
+from dsl.schema import RESOURCES, Resource
 from dsl.settings import dsl_settings
+from dsl.surfaces.reference import operator_rows
 
 BEGIN = "<!-- BEGIN GENERATED: manage.py dialect_docs -->"
 END = "<!-- END GENERATED -->"

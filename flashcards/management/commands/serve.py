@@ -47,7 +47,7 @@ def uvicorn_options(options: dict[str, Any]) -> dict[str, Any]:
         "workers": options["workers"],
         "lifespan": "on",  # the MCP session manager and the query-log flush need it
         # config.asgi applies X-Forwarded-* itself, after noting the connection's own peer
-        # (flashcards.api.request_id); uvicorn's handling would replace that peer first.
+        # (flashcards.http.request_id); uvicorn's handling would replace that peer first.
         "proxy_headers": False,
         "server_header": False,
         "access_log": options["access_log"],

@@ -27,7 +27,7 @@ from django.http import HttpRequest, HttpResponse
 from django.test import RequestFactory
 
 from dsl.models import QueryLog
-from flashcards.api.middleware import MAX_BODY_BYTES, RequestIdMiddleware
+from flashcards.http.middleware import MAX_BODY_BYTES, RequestIdMiddleware
 from flashcards.models import Workspace
 from tests.factories import make_card
 from tests.flashcards.api.helpers import assert_envelope_error, assert_envelope_ok
@@ -258,7 +258,7 @@ def test_chunked_bodies_over_http(live_server_url, api_key, workspace):
     assert body["error"]["details"] == {"limitBytes": MAX_BODY_BYTES, "receivedBytes": None}
 
 
-# The rest of an oversized upload is never received (config.asgi, flashcards.api.body_limit) ----
+# The rest of an oversized upload is never received (config.asgi, flashcards.http.body_limit) ----
 
 
 def raw_exchange(base_url: str, head: bytes, body_parts: list[bytes]) -> tuple[int, dict]:
@@ -365,7 +365,7 @@ def test_a_get_with_a_huge_body_is_answered_without_receiving_it(live_server_url
 
 def _through_the_limit(headers: list[tuple[bytes, bytes]], messages: list[dict[str, Any]]):
     """Run ``limit_api_bodies`` around a recording application; what it saw and what was sent."""
-    from flashcards.api.body_limit import limit_api_bodies
+    from flashcards.http.body_limit import limit_api_bodies
 
     seen: dict[str, Any] = {"called": False}
 

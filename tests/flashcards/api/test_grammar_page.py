@@ -5,7 +5,7 @@ import html
 import pytest
 from django.test import Client
 
-from dsl.resources import RESOURCES
+from dsl.schema import RESOURCES
 from tests.flashcards.api.helpers import assert_envelope_ok
 
 pytestmark = pytest.mark.django_db

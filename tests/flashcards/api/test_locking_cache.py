@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 
-from flashcards.api.cache import LockingFileBasedCache
+from flashcards.cache import LockingFileBasedCache
 
 PROCESSES = 4
 INCREMENTS = 150

@@ -9,10 +9,10 @@ import httpx2
 import pytest
 from mcp.client import Client
 
-from dsl.mcp_resources import DUE_CARDS_SQL, NEW_CARDS_SQL, PROGRESS_SQL
-from dsl.reference import reference
-from dsl.resources import RESOURCES
-from flashcards.api.middleware import MAX_BODY_BYTES
+from dsl.schema import RESOURCES
+from dsl.surfaces.mcp.resources import DUE_CARDS_SQL, NEW_CARDS_SQL, PROGRESS_SQL
+from dsl.surfaces.reference import reference
+from flashcards.http.middleware import MAX_BODY_BYTES
 from tests.flashcards.api.test_mcp import call, run_client
 
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}

@@ -7,7 +7,7 @@ from rest_framework.test import APIClient
 
 from flashcards import services
 from flashcards.models import ApiKey, Membership, UserProfile, Workspace
-from flashcards.serializers import WORKSPACE_COLUMNS
+from flashcards.rows import WORKSPACE_COLUMNS
 from tests.flashcards.api.helpers import assert_envelope_error, assert_envelope_ok
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from dsl.resources import get_resource
+from dsl.schema import get_resource
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from flashcards import services
-from flashcards.api.throttling import WINDOW_SECONDS, consume
+from flashcards.http.throttling import WINDOW_SECONDS, consume
 from tests.flashcards.api.helpers import assert_envelope_error, assert_envelope_ok
 
 pytestmark = pytest.mark.django_db
@@ -172,7 +172,7 @@ class _Processes:
         self._states = [{} for _ in range(count)]
 
     def consume(self, process: int, principal: str, now: float) -> float | None:
-        from flashcards.api import throttling
+        from flashcards.http import throttling
 
         saved = throttling._allowances
         throttling._allowances = self._states[process]
@@ -184,7 +184,7 @@ class _Processes:
 
 class _CountingCache:
     def __init__(self, monkeypatch):
-        from flashcards.api import throttling
+        from flashcards.http import throttling
 
         self.calls = 0
         real = throttling.cache
@@ -245,7 +245,7 @@ def test_reserved_slots_never_let_more_than_the_limit_through_over_time():
 
 
 def test_the_budget_is_named_after_the_keys_public_id(api_key):
-    from flashcards.api.throttling import principal_key
+    from flashcards.http.throttling import principal_key
 
     class Request:
         auth = api_key

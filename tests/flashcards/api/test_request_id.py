@@ -1,6 +1,6 @@
 """Request ids: a configured trusted proxy's X-Request-Id is kept (envelope, response header,
 query log), anyone else's is ignored, and every log line written during a request carries its id
-(flashcards.api.request_id)."""
+(flashcards.http.request_id)."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def test_every_log_line_of_a_request_carries_its_id(api, monkeypatch):
 
 
 def test_a_log_line_outside_a_request_says_so():
-    from flashcards.api.request_id import RequestIdFilter
+    from flashcards.http.request_id import RequestIdFilter
 
     record = logging.LogRecord("x", logging.WARNING, __file__, 1, "m", None, None)
     assert RequestIdFilter().filter(record) and record.request_id == "-"

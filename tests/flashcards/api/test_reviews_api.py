@@ -6,7 +6,7 @@ import pytest
 
 from flashcards import services
 from flashcards.models import Card, ChangeLog, ReviewEvent
-from flashcards.serializers import CARD_COLUMNS, REVIEW_EVENT_COLUMNS
+from flashcards.rows import CARD_COLUMNS, REVIEW_EVENT_COLUMNS
 from tests.factories import make_card
 from tests.flashcards.api.helpers import assert_envelope_error, assert_envelope_ok, select_rows
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from flashcards.models import ChangeLog, Workspace
-from flashcards.serializers import WORKSPACE_COLUMNS
+from flashcards.rows import WORKSPACE_COLUMNS
 from tests.flashcards.api.helpers import assert_envelope_error, assert_envelope_ok, select_rows
 
 pytestmark = pytest.mark.django_db

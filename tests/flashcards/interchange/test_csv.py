@@ -12,7 +12,7 @@ import pytest
 
 from flashcards import services
 from flashcards.models import Card, ChangeLog
-from flashcards.serializers import CARD_COLUMNS, REVIEW_EVENT_COLUMNS, card_row
+from flashcards.rows import CARD_COLUMNS, REVIEW_EVENT_COLUMNS, card_row
 from tests.factories import make_card
 
 

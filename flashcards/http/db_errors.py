@@ -1,0 +1,163 @@
+"""A database that is down, unreachable or drops the connection answers 503 SERVICE_UNAVAILABLE
+with ``Retry-After`` on every /v1/ route, in the dsl.md §2 envelope, instead of a 500.
+
+Django raises ``OperationalError`` / ``InterfaceError`` for these (connection refused, connection
+terminated, server shutting down, deadlock or serialization failure on PostgreSQL, "database is
+locked" on SQLite). They are transient: the client should wait and retry. Nothing needs resetting
+for the server to recover either: Django discards an unusable connection at the end of the request
+(``close_if_unusable_or_obsolete``) and opens a fresh one on the next.
+
+``error.details`` says whether the outcome of the request is known:
+- ``"outcome": "not_applied"`` — the error came before the transaction committed, so the
+  database rolled everything back (a connection that dies mid-transaction commits nothing);
+- ``"outcome": "unknown"`` — the error came while committing, so the write may or may not have
+  been applied: read it back before retrying a non-idempotent write.
+
+Two entry points, because DRF turns exceptions raised inside its views into responses before any
+middleware sees them:
+- ``exception_handler``: the DRF EXCEPTION_HANDLER (settings.REST_FRAMEWORK); anything that is not
+  a database-availability error goes on to ``flashcards.http.envelope.exception_handler``.
+- ``DatabaseUnavailableMiddleware``: the same answer for plain Django views under /v1/.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+from django.db import InterfaceError, OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from rest_framework.response import Response
+
+from flashcards.http import envelope
+
+logger = logging.getLogger(__name__)
+
+API_PREFIX = "/v1/"
+RETRY_AFTER_SECONDS = 5
+SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
+# PostgreSQL's "query_canceled": a statement time limit, reported by the dialect as QUERY_TIMEOUT,
+# not an outage.
+QUERY_CANCELED = "57014"
+# SQLSTATEs of conflicts between concurrent transactions: retrying succeeds.
+CONFLICT_REASONS = {"40001": "serialization_failure", "40P01": "deadlock_detected"}
+_COMMIT_FUNCTIONS = frozenset({"commit", "_commit"})
+
+
+def is_database_unavailable(exc: BaseException) -> bool:
+    """True for the transient database errors this module answers with a 503."""
+    if not isinstance(exc, (OperationalError, InterfaceError)):
+        return False
+    return _sqlstate(exc) != QUERY_CANCELED
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    return getattr(exc.__cause__, "sqlstate", None)
+
+
+def _raised_while_committing(exc: BaseException) -> bool:
+    """Whether the error escaped from the database wrapper's commit: the one moment at which the
+    server may have applied the transaction without the client learning it."""
+    traceback: TracebackType | None = exc.__traceback__
+    while traceback is not None:
+        code = traceback.tb_frame.f_code
+        if code.co_name in _COMMIT_FUNCTIONS and code.co_filename.endswith(
+            ("db/backends/base/base.py", "db/transaction.py")
+        ):
+            return True
+        traceback = traceback.tb_next
+    return False
+
+
+def outcome_of(exc: BaseException) -> str:
+    return "unknown" if _raised_while_committing(exc) else "not_applied"
+
+
+def _reason(exc: BaseException) -> str:
+    sqlstate = _sqlstate(exc)
+    if sqlstate in CONFLICT_REASONS:
+        return CONFLICT_REASONS[sqlstate]
+    if isinstance(exc, InterfaceError):
+        return "connection_lost"
+    return "database_unavailable"
+
+
+def _message(outcome: str, reason: str) -> str:
+    if outcome == "unknown":
+        return (
+            "The database connection failed while the request was being committed, so it is "
+            "not known whether it was applied. Read the affected rows back before retrying a "
+            "write; reads can simply be retried."
+        )
+    if reason in CONFLICT_REASONS.values():
+        return (
+            "The request collided with a concurrent transaction and was rolled back; nothing "
+            f"was applied. Retry it in {RETRY_AFTER_SECONDS} seconds."
+        )
+    return (
+        "The database is unavailable and the request was not applied; nothing was written. "
+        f"Retry in {RETRY_AFTER_SECONDS} seconds."
+    )
+
+
+def unavailable_error(exc: BaseException) -> tuple[str, dict[str, Any]]:
+    """The message and ``error.details`` of the 503, for callers that build their own envelope
+    (dsl.runtime.service.run_sql)."""
+    outcome, reason = outcome_of(exc), _reason(exc)
+    details = {
+        "reason": reason,
+        "retryable": True,
+        "outcome": outcome,
+        "retryAfterSeconds": RETRY_AFTER_SECONDS,
+    }
+    return _message(outcome, reason), details
+
+
+def unavailable_body(request: Any, exc: BaseException) -> dict[str, Any]:
+    message, details = unavailable_error(exc)
+    return envelope.error_body(request, SERVICE_UNAVAILABLE, message, details=details)
+
+
+def _log(request: Any, exc: BaseException) -> None:
+    # The message of a driver error names the server, never credentials; no request data here.
+    logger.warning(
+        "Database unavailable while serving %s: %s: %s",
+        getattr(request, "path", "?"),
+        type(exc).__name__,
+        str(exc).splitlines()[0] if str(exc) else "",
+    )
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    """DRF EXCEPTION_HANDLER: 503 for database availability errors, else the product's envelope."""
+    if not is_database_unavailable(exc):
+        return envelope.exception_handler(exc, context)
+    request = context.get("request")
+    _log(request, exc)
+    return Response(
+        unavailable_body(request, exc),
+        status=503,
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
+
+
+class DatabaseUnavailableMiddleware:
+    """The 503 envelope for database errors escaping plain Django views under /v1/."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
+        if not request.path.startswith(API_PREFIX) or not is_database_unavailable(exc):
+            return None
+        _log(request, exc)
+        response = JsonResponse(
+            unavailable_body(request, exc), status=503, json_dumps_params={"ensure_ascii": False}
+        )
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
