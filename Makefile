@@ -8,7 +8,7 @@ PORT ?= 8000
 PG_URL ?= postgres://postgres@127.0.0.1:5432/flashcards
 PYTEST_ARGS ?= -q
 
-.PHONY: run serve test test-postgres lint format lock migrate seed bench fuzz soak clean
+.PHONY: install lock run test test-postgres lint check format bench fuzz soak clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,9 +50,17 @@ test: install
 test-postgres: install
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest $(PYTEST_ARGS)
 
+## Style, types and layers: ruff (lint + format), mypy (strict on dsl.language and dsl.runtime),
+## import-linter (the contracts in pyproject.toml, drawn in docs/architecture.md).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy dsl flashcards config
+	$(BIN)/lint-imports
+
+## Before a commit: lint, then the fast tests (no browser, reliability or `slow` tests), in under two minutes.
+check: lint
+	$(BIN)/pytest -q -x -p no:cacheprovider -m "not slow" --ignore=tests/browser --ignore=tests/reliability
 
 format: install
 	$(BIN)/ruff format .
@@ -68,7 +76,7 @@ bench: install
 
 ## Grammar-aware fuzzing of /v1/agent/sql, 100k cases per test (docs/reliability.md).
 fuzz: install
-	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100000} $(BIN)/pytest tests/reliability/test_fuzz.py -q --hypothesis-show-statistics
+	HYPOTHESIS_PROFILE=fuzz FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100000} $(BIN)/pytest tests/reliability/test_fuzz.py -q --hypothesis-show-statistics
 
 ## 60 s of mixed load on the served app and a rate-limit burst, then 30 s of 8 concurrent
 ## writers on PostgreSQL (docs/reliability.md).

@@ -2,13 +2,25 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import os
+
 import pytest
+from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
 from flashcards import services
 from flashcards.http import throttling
 from flashcards.services import key_cache, timestamps
 from tests.factories import UserFactory
+
+# Property tests: the same cases on every CI run (a failure there is reproducible from its log), new
+# random cases on a developer's machine and in `make fuzz`. HYPOTHESIS_PROFILE overrides the choice.
+hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+hypothesis_settings.register_profile("dev")
+hypothesis_settings.register_profile("fuzz", derandomize=False)
+hypothesis_settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") == "true" else "dev")
+)
 
 
 @pytest.fixture(autouse=True)
