@@ -1,8 +1,7 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 import os
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import settings as hypothesis_settings

@@ -59,8 +59,7 @@ from flashcards.services.content import (
 from flashcards.services.scheduling import SETTINGS_FIELDS, clean_scheduler_settings
 from flashcards.services.tags import canonical_spelling, resolve_tags
 from flashcards.services.timestamps import now_ms, parse_timestamp, truncate_ms
-from flashcards.services.users import get_or_create_user
-from flashcards.services.workspaces import clean_workspace_name
+from flashcards.services.workspaces import clean_workspace_name, get_or_create_user
 
 FORMAT_VERSION = 1
 TOP_LEVEL_KEYS = ("format", "workspace", "cards", "decks", "review_events")

@@ -23,7 +23,9 @@ def tracked_texts() -> list[Path]:
     listed = subprocess.run(
         ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.split("\0")
-    return [ROOT / f for f in listed if f.endswith((".py", ".md", ".html", ".txt", ".jsonl", ".toml"))]
+    return [
+        ROOT / f for f in listed if f.endswith((".py", ".md", ".html", ".txt", ".jsonl", ".toml"))
+    ]
 
 
 def test_the_contract_is_in_the_repository():
@@ -52,7 +54,11 @@ def test_every_citation_names_a_section_that_exists():
 
 @pytest.mark.parametrize(
     ("line", "expected"),
-    [("see dsl.md §9.1", ("dsl", "9.1")), ("domain.md §4a", ("domain", "4a")), ("dsl.md§2", ("dsl", "2"))],
+    [
+        ("see dsl.md §9.1", ("dsl", "9.1")),
+        ("domain.md §4a", ("domain", "4a")),
+        ("dsl.md§2", ("dsl", "2")),
+    ],
 )
 def test_the_citation_pattern(line, expected):
     assert CITATION.findall(line) == [expected]

@@ -18,7 +18,7 @@ from flashcards.services import (
     get_member_workspace,
     member_workspaces,
 )
-from flashcards.services.users import get_or_create_user
+from flashcards.services.workspaces import get_or_create_user
 
 DEFAULT_LABEL = "cli"
 

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from flashcards.services import DomainError, create_api_key
 from flashcards.services.demo import seed_demo_workspace
-from flashcards.services.users import get_or_create_user, set_random_password
+from flashcards.services.workspaces import get_or_create_user, set_random_password
 
 DEFAULT_USER = "demo"
 LOGIN_PREFIX = "Login:"
