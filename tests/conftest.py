@@ -12,6 +12,8 @@ from flashcards.http import throttling
 from flashcards.services import key_cache, timestamps
 from tests.factories import UserFactory
 
+pytest_plugins = ["tests.support.fixtures"]
+
 # Property tests: the same cases on every CI run (a failure there is reproducible from its log), new
 # random cases on a developer's machine and in `make fuzz`. HYPOTHESIS_PROFILE overrides the choice.
 hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)

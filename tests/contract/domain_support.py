@@ -10,7 +10,8 @@ from typing import Any
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-ENVELOPE_KEYS = ["ok", "data", "instructions", "docs", "requestId"]
+from tests.support.envelope import check_envelope, data_of, error_of
+
 DEFAULT_SETTINGS = {
     "algorithm": "fsrs-6",
     "desired_retention": 0.9,
@@ -82,32 +83,23 @@ def agent(username: str, *options: str) -> APIClient:
 
 
 def envelope(response: Any) -> dict[str, Any]:
-    body = response.json()
-    expected = [*ENVELOPE_KEYS, "error"] if body.get("ok") is False else ENVELOPE_KEYS
-    assert list(body) == expected, body
-    assert response["X-Request-Id"] == body["requestId"]
+    """The shared §2 check, and this suite's stricter docs URLs (the test client's host)."""
+    body = check_envelope(response)
     assert body["docs"]["discoveryUrl"] == "http://testserver/v1/"
     assert body["docs"]["grammarUrl"].startswith("http://testserver/")
-    assert isinstance(body["instructions"], str) and body["instructions"].strip()
     return body
 
 
 def ok(response: Any, status: int = 200) -> dict[str, Any]:
     """The `data` of a successful response."""
-    body = envelope(response)
-    assert response.status_code == status and body["ok"] is True, body
-    return body["data"]
+    envelope(response)
+    return data_of(response, status)
 
 
 def fail(response: Any, status: int, code: str) -> dict[str, Any]:
     """The `error` of a failed response with this status and code."""
-    body = envelope(response)
-    assert response.status_code == status, body
-    assert body["ok"] is False and body["data"] == {}, body
-    assert list(body["error"]) == ["code", "message", "details"]
-    assert body["error"]["code"] == code, body
-    assert body["error"]["message"].strip()
-    return body["error"]
+    envelope(response)
+    return error_of(response, status, code)
 
 
 def sql(client: APIClient, statement: str) -> dict[str, Any]:

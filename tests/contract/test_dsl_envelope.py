@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from flashcards import services
-from tests.contract.conftest import check_envelope, post
 from tests.factories import make_card, make_cards, make_deck
+from tests.support.envelope import check_envelope, post_sql
 
 pytestmark = pytest.mark.django_db
 
@@ -391,5 +391,5 @@ def test_returning_star_on_insert_is_describe_order(ok):
 
 
 def test_post_helper_reports_errors_with_the_envelope(api):
-    response = post(api, "SELECT * FROM nowhere")
+    response = post_sql(api, "SELECT * FROM nowhere")
     assert check_envelope(response)["error"]["code"] == "QUERY_INVALID_SQL"

@@ -10,8 +10,8 @@ from django.core.cache import cache
 from django.test import override_settings
 
 from flashcards import services
-from tests.contract.conftest import check_envelope, post
 from tests.factories import make_cards
+from tests.support.envelope import check_envelope, post_sql
 
 pytestmark = pytest.mark.django_db
 
@@ -118,8 +118,8 @@ def test_a_request_out_of_time_is_query_timeout_and_writes_nothing(sql, rows):
 def test_rate_limited_is_429_with_retry_after(api):
     cache.clear()
     with override_settings(AGENT_RATE_LIMIT=2):
-        statuses = [post(api, "SHOW TABLES").status_code for _ in range(2)]
-        response = post(api, "SHOW TABLES")
+        statuses = [post_sql(api, "SHOW TABLES").status_code for _ in range(2)]
+        response = post_sql(api, "SHOW TABLES")
     cache.clear()
     assert statuses == [200, 200]
     body = check_envelope(response)
@@ -129,7 +129,7 @@ def test_rate_limited_is_429_with_retry_after(api):
 
 
 def test_workspace_not_found_for_a_foreign_workspace_id(api, other_workspace):
-    response = post(api, "SELECT * FROM cards", workspace_id=str(other_workspace.id))
+    response = post_sql(api, "SELECT * FROM cards", workspace_id=str(other_workspace.id))
     body = check_envelope(response)
     assert response.status_code == 404
     assert body["error"]["code"] == "WORKSPACE_NOT_FOUND"
@@ -389,6 +389,6 @@ def test_request_errors_have_their_codes(api, client_for, user):
     )
     services.create_workspace(user, "Second")
     _, plaintext = services.create_api_key(user, "unselected")
-    response = post(client_for(plaintext), "SHOW TABLES")
+    response = post_sql(client_for(plaintext), "SHOW TABLES")
     assert response.status_code == 409
     assert check_envelope(response)["error"]["code"] == "WORKSPACE_SELECTION_REQUIRED"

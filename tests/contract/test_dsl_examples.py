@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.contract.conftest import EXECUTE_URL, QUERY_URL, check_envelope, post
+from tests.support.envelope import EXECUTE_URL, QUERY_URL, check_envelope, post_sql
 
 pytestmark = pytest.mark.django_db
 
@@ -140,9 +140,9 @@ def test_every_example_succeeds_on_its_own_endpoint(api, seeded):
         GRADE_COUNTS,
         SELECT_ENGLISH_GRAMMAR,
     ):
-        assert post(api, statement, url=QUERY_URL).status_code == 200
+        assert post_sql(api, statement, url=QUERY_URL).status_code == 200
     for statement in (UPDATE_BACK, INSERT_DECK, UPDATE_BACK_AND_TAGS, DELETE_TWO):
-        assert post(api, statement, url=EXECUTE_URL).status_code == 200
+        assert post_sql(api, statement, url=EXECUTE_URL).status_code == 200
 
 
 def test_the_read_examples_return_the_matching_rows(rows, seeded):

@@ -9,14 +9,14 @@ import pytest
 from rest_framework.test import APIClient
 
 from flashcards import services
-from tests.contract.conftest import (
+from tests.factories import make_card, make_cards
+from tests.support.envelope import (
     EXECUTE_URL,
     QUERY_URL,
     SQL_URL,
     check_envelope,
-    post,
+    post_sql,
 )
-from tests.factories import make_card, make_cards
 
 pytestmark = pytest.mark.django_db
 
@@ -210,8 +210,8 @@ def test_dry_run_update_and_delete_change_nothing(ok, rows, workspace):
 
 def test_idempotent_replay_returns_the_first_response_unchanged(api, rows):
     headers = {"Idempotency-Key": "create-hola-1"}
-    first = post(api, INSERT, headers=headers)
-    second = post(api, INSERT, headers=headers)
+    first = post_sql(api, INSERT, headers=headers)
+    second = post_sql(api, INSERT, headers=headers)
     assert first.status_code == second.status_code == 200
     assert second.json() == first.json()
     assert second["Idempotent-Replayed"] == "true"
@@ -222,16 +222,16 @@ def test_idempotent_replay_returns_the_first_response_unchanged(api, rows):
 
 def test_idempotent_replay_also_works_on_execute(api, rows):
     headers = {"Idempotency-Key": "k" * 200}
-    first = post(api, INSERT, url=EXECUTE_URL, headers=headers)
-    second = post(api, INSERT, url=EXECUTE_URL, headers=headers)
+    first = post_sql(api, INSERT, url=EXECUTE_URL, headers=headers)
+    second = post_sql(api, INSERT, url=EXECUTE_URL, headers=headers)
     assert second.json() == first.json() and second["Idempotent-Replayed"] == "true"
     assert count_cards(rows) == 1
 
 
 def test_same_key_with_a_different_body_is_409(api, rows):
     headers = {"Idempotency-Key": "abc"}
-    assert post(api, INSERT, headers=headers).status_code == 200
-    response = post(api, INSERT.replace("Hola", "Adiós"), headers=headers)
+    assert post_sql(api, INSERT, headers=headers).status_code == 200
+    response = post_sql(api, INSERT.replace("Hola", "Adiós"), headers=headers)
     body = check_envelope(response)
     assert response.status_code == 409
     assert body["error"]["code"] == "IDEMPOTENCY_KEY_REUSED"
@@ -242,19 +242,19 @@ def test_a_dry_run_does_not_consume_its_idempotency_key(api, rows):
     # Decision (docs/decisions.md): only executions that committed are stored, so a dry run
     # never blocks or answers the real run that follows it with the same key.
     headers = {"Idempotency-Key": "abc"}
-    assert post(api, INSERT, headers=headers, dry_run=True).status_code == 200
-    real = post(api, INSERT, headers=headers, dry_run=False)
+    assert post_sql(api, INSERT, headers=headers, dry_run=True).status_code == 200
+    real = post_sql(api, INSERT, headers=headers, dry_run=False)
     assert real.status_code == 200 and "Idempotent-Replayed" not in real
-    again = post(api, INSERT, headers=headers, dry_run=False)
+    again = post_sql(api, INSERT, headers=headers, dry_run=False)
     assert again["Idempotent-Replayed"] == "true" and again.json() == real.json()
     assert count_cards(rows) == 1
 
 
 def test_a_committed_key_refuses_the_same_body_elsewhere(api, rows):
     headers = {"Idempotency-Key": "one-request"}
-    assert post(api, INSERT, headers=headers).status_code == 200
-    assert post(api, INSERT, headers=headers, dry_run=True).status_code == 409
-    assert post(api, INSERT, url=EXECUTE_URL, headers=headers).status_code == 409
+    assert post_sql(api, INSERT, headers=headers).status_code == 200
+    assert post_sql(api, INSERT, headers=headers, dry_run=True).status_code == 409
+    assert post_sql(api, INSERT, url=EXECUTE_URL, headers=headers).status_code == 409
     assert count_cards(rows) == 1
 
 
@@ -263,16 +263,16 @@ def test_a_failed_request_is_not_stored_under_its_key(api, rows):
     # key runs again (and can succeed once the cause is gone).
     headers = {"Idempotency-Key": "retry-me"}
     bad = "INSERT INTO cards (front_text, back_text) VALUES ('', 'x')"
-    assert post(api, bad, headers=headers).status_code == 400
-    again = post(api, bad, headers=headers)
+    assert post_sql(api, bad, headers=headers).status_code == 400
+    again = post_sql(api, bad, headers=headers)
     assert again.status_code == 400 and "Idempotent-Replayed" not in again
 
 
 def test_idempotency_keys_belong_to_one_api_key(api, client_for, user, workspace, rows):
     _, other_plaintext = services.create_api_key(user, "second", workspace=workspace)
     headers = {"Idempotency-Key": "shared"}
-    post(api, INSERT, headers=headers)
-    response = post(client_for(other_plaintext), INSERT, headers=headers)
+    post_sql(api, INSERT, headers=headers)
+    response = post_sql(client_for(other_plaintext), INSERT, headers=headers)
     assert response.status_code == 200 and "Idempotent-Replayed" not in response
     assert count_cards(rows) == 2
 
@@ -281,7 +281,7 @@ def test_idempotency_keys_belong_to_one_api_key(api, client_for, user, workspace
 def test_an_invalid_idempotency_key_is_request_invalid(api, rows, key):
     # Decision (docs/decisions.md): a key that is not 1-200 printable characters is refused with
     # 400 REQUEST_INVALID before anything runs.
-    response = post(api, INSERT, headers={"Idempotency-Key": key})
+    response = post_sql(api, INSERT, headers={"Idempotency-Key": key})
     body = check_envelope(response)
     assert response.status_code == 400
     assert body["error"]["code"] == "REQUEST_INVALID"
@@ -295,7 +295,7 @@ def test_an_invalid_idempotency_key_is_request_invalid(api, rows, key):
 
 def test_a_body_over_256_kib_is_413(api):
     sql = "SELECT * FROM cards -- " + "x" * (256 * 1024)
-    response = post(api, sql)
+    response = post_sql(api, sql)
     body = check_envelope(response)
     assert response.status_code == 413
     assert body["error"]["code"] == "REQUEST_TOO_LARGE"
@@ -360,7 +360,7 @@ def _spaced(plaintext: str) -> str:
     ],
 )
 def test_every_documented_key_form_authenticates(api_key, form):
-    response = post(_raw_client(form(api_key.plaintext)), "SELECT * FROM cards")
+    response = post_sql(_raw_client(form(api_key.plaintext)), "SELECT * FROM cards")
     assert response.status_code == 200, response.json()
 
 
@@ -374,7 +374,7 @@ def test_every_documented_key_form_authenticates(api_key, form):
     ],
 )
 def test_missing_or_bad_credentials_are_401(db, header):
-    response = post(_raw_client(header), "SELECT * FROM cards")
+    response = post_sql(_raw_client(header), "SELECT * FROM cards")
     body = check_envelope(response)
     assert response.status_code == 401
     assert body["error"]["code"] in {"AUTH_UNAUTHORIZED", "AGENT_API_KEY_INVALID"}
@@ -382,7 +382,7 @@ def test_missing_or_bad_credentials_are_401(db, header):
 
 def test_a_revoked_key_is_401(api_key):
     services.revoke_api_key(api_key)
-    response = post(_raw_client(f"ApiKey {api_key.plaintext}"), "SELECT * FROM cards")
+    response = post_sql(_raw_client(f"ApiKey {api_key.plaintext}"), "SELECT * FROM cards")
     assert response.status_code == 401
     assert check_envelope(response)["error"]["code"] in {
         "AUTH_UNAUTHORIZED",
@@ -393,7 +393,7 @@ def test_a_revoked_key_is_401(api_key):
 def test_a_wrong_secret_with_a_real_key_id_is_401(api_key):
     plaintext = api_key.plaintext
     wrong = plaintext[:-1] + ("0" if plaintext[-1] != "0" else "1")
-    response = post(_raw_client(f"ApiKey {wrong}"), "SELECT * FROM cards")
+    response = post_sql(_raw_client(f"ApiKey {wrong}"), "SELECT * FROM cards")
     assert response.status_code == 401
 
 
@@ -406,7 +406,7 @@ def test_a_session_acts_on_the_users_selected_workspace(user, workspace):
     services.select_user_workspace(user, workspace.id)
     client = APIClient()
     client.force_login(user)
-    response = post(client, "SELECT front_text FROM cards")
+    response = post_sql(client, "SELECT front_text FROM cards")
     assert response.status_code == 200, response.json()
     assert response.json()["data"]["rows"] == [{"front_text": "mine"}]
 
@@ -420,14 +420,14 @@ def test_statements_run_in_the_keys_selected_workspace(user, workspace, client_f
     make_card(workspace, front_text="first")
     make_card(second, front_text="second")
     _, plaintext = services.create_api_key(user, "k2", workspace=second)
-    response = post(client_for(plaintext), "SELECT front_text FROM cards")
+    response = post_sql(client_for(plaintext), "SELECT front_text FROM cards")
     assert response.json()["data"]["rows"] == [{"front_text": "second"}]
 
 
 def test_no_selection_and_several_workspaces_is_409(user, workspace, client_for):
     services.create_workspace(user, "Second")
     _, plaintext = services.create_api_key(user, "unselected")
-    response = post(client_for(plaintext), "SELECT * FROM cards")
+    response = post_sql(client_for(plaintext), "SELECT * FROM cards")
     body = check_envelope(response)
     assert response.status_code == 409
     assert body["error"]["code"] == "WORKSPACE_SELECTION_REQUIRED"
@@ -447,11 +447,11 @@ def test_another_workspaces_rows_are_never_returned(ok, rows, other_workspace, w
 
 def test_the_request_id_is_a_uuid_on_every_response(api, db):
     responses = [
-        post(api, "SELECT * FROM cards"),
-        post(api, "SELEC * FROM cards"),
-        post(api, ""),
-        post(_raw_client(None), "SELECT * FROM cards"),
-        post(api, "SELECT * FROM cards -- " + "x" * 300_000),
+        post_sql(api, "SELECT * FROM cards"),
+        post_sql(api, "SELEC * FROM cards"),
+        post_sql(api, ""),
+        post_sql(_raw_client(None), "SELECT * FROM cards"),
+        post_sql(api, "SELECT * FROM cards -- " + "x" * 300_000),
     ]
     for response in responses:
         body = check_envelope(response)

@@ -8,8 +8,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from flashcards import services
-from tests.dsl.conftest import EXECUTE_URL, QUERY_URL, SQL_URL, assert_envelope, post_sql
 from tests.factories import make_cards
+from tests.support.envelope import EXECUTE_URL, QUERY_URL, SQL_URL, check_envelope, post_sql
 
 pytestmark = pytest.mark.django_db
 
@@ -100,15 +100,15 @@ def test_batch_failure_names_the_statement(fails):
 
 def test_wrong_endpoint_both_ways(api):
     response = post_sql(api, "DELETE FROM cards WHERE reps = 0", url=QUERY_URL)
-    error = assert_envelope(response)["error"]
+    error = check_envelope(response)["error"]
     assert response.status_code == 400 and error["details"]["reason"] == "wrong_endpoint"
     assert "/v1/agent/sql/execute" in error["message"]
     response = post_sql(api, "SELECT * FROM cards", url=EXECUTE_URL)
-    error = assert_envelope(response)["error"]
+    error = check_envelope(response)["error"]
     assert response.status_code == 400 and error["details"]["reason"] == "wrong_endpoint"
     assert "/v1/agent/sql/query" in error["message"]
     response = post_sql(api, "SHOW TABLES; INSERT INTO decks (name) VALUES ('d')", url=QUERY_URL)
-    error = assert_envelope(response)["error"]
+    error = check_envelope(response)["error"]
     assert error["details"]["statementIndex"] == 2
 
 
@@ -137,7 +137,7 @@ def test_result_too_large(fails, workspace):
 )
 def test_bad_bodies(api, payload, content_type):
     response = api.generic("POST", SQL_URL, payload, content_type=content_type)
-    body = assert_envelope(response)
+    body = check_envelope(response)
     assert response.status_code in (400, 415), body
     assert body["error"]["code"] in ("REQUEST_INVALID", "QUERY_INVALID_SQL")
 
@@ -150,20 +150,20 @@ def test_unknown_keys_are_ignored(api):
 def test_non_json_media_type(api):
     # Any content type is read as JSON (docs/decisions.md); a non-JSON body is a bad body.
     response = api.generic("POST", SQL_URL, "SHOW TABLES", content_type="text/plain")
-    body = assert_envelope(response)
+    body = check_envelope(response)
     assert response.status_code == 400 and body["error"]["code"] == "REQUEST_INVALID"
 
 
 def test_body_over_256_kib(api):
     payload = json.dumps({"sql": "SHOW TABLES", "pad": "x" * (257 * 1024)})
     response = api.generic("POST", SQL_URL, payload, content_type="application/json")
-    body = assert_envelope(response)
+    body = check_envelope(response)
     assert response.status_code == 413 and body["error"]["code"] == "REQUEST_TOO_LARGE"
 
 
 def test_method_not_allowed(api):
     response = api.get(SQL_URL)
-    assert response.status_code == 405 and assert_envelope(response)["ok"] is False
+    assert response.status_code == 405 and check_envelope(response)["ok"] is False
 
 
 @pytest.mark.parametrize(
@@ -180,14 +180,14 @@ def test_unauthenticated(db, header, code):
     if header:
         client.credentials(HTTP_AUTHORIZATION=header)
     response = post_sql(client, "SHOW TABLES")
-    body = assert_envelope(response)
+    body = check_envelope(response)
     assert response.status_code == 401 and body["error"]["code"] == code
 
 
 def test_revoked_key(api_key, client_for):
     services.revoke_api_key(api_key)
     response = post_sql(client_for(api_key.plaintext), "SHOW TABLES")
-    body = assert_envelope(response)
+    body = check_envelope(response)
     assert response.status_code == 401 and body["error"]["code"] == "AGENT_API_KEY_INVALID"
 
 
@@ -195,7 +195,7 @@ def test_workspace_selection_required(user, workspace, client_for):
     services.create_workspace(user, "Second")
     _, plaintext = services.create_api_key(user, "unselected")
     response = post_sql(client_for(plaintext), "SHOW TABLES")
-    body = assert_envelope(response)
+    body = check_envelope(response)
     assert response.status_code == 409
     assert body["error"]["code"] == "WORKSPACE_SELECTION_REQUIRED"
 

@@ -11,8 +11,8 @@ import pytest
 from dsl.schema import RESOURCES, get_resource
 from flashcards import services
 from flashcards.services import now_ms
-from tests.dsl.conftest import QUERY_URL, assert_envelope, post_sql
 from tests.factories import make_card, make_cards
+from tests.support.envelope import QUERY_URL, check_envelope, post_sql
 
 pytestmark = pytest.mark.django_db
 
@@ -63,7 +63,7 @@ def test_paging_never_overlaps_and_names_the_next_offset(sql, workspace):
     offset = 0
     while True:
         response = sql(f"SELECT card_id FROM cards ORDER BY reps LIMIT 2 OFFSET {offset}")
-        body = assert_envelope(response)
+        body = check_envelope(response)
         data = body["data"]
         seen += [row["card_id"] for row in data["rows"]]
         if not data["hasMore"]:
@@ -153,7 +153,7 @@ def test_dry_run_flag_on_reads(ok):
 def test_query_endpoint_runs_reads_and_batches(api, workspace):
     make_cards(workspace, 2)
     response = post_sql(api, "SELECT COUNT(*) AS n FROM cards; SHOW TABLES", url=QUERY_URL)
-    body = assert_envelope(response)
+    body = check_envelope(response)
     data = body["data"]
     assert data["statementType"] == "batch" and data["affectedCountTotal"] is None
     assert data["statements"][0]["rows"] == [{"n": 2}]
@@ -217,4 +217,4 @@ def test_explicit_workspace_id(api, user, workspace):
     assert response.json()["data"]["rows"] == [{"front_text": "elsewhere"}]
     response = post_sql(api, "SELECT front_text FROM cards", workspace_id=str(uuid.uuid4()))
     assert response.status_code == 404
-    assert assert_envelope(response)["error"]["code"] == "WORKSPACE_NOT_FOUND"
+    assert check_envelope(response)["error"]["code"] == "WORKSPACE_NOT_FOUND"

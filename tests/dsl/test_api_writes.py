@@ -6,8 +6,8 @@ import pytest
 from django.test import override_settings
 
 from flashcards.models import Card, ChangeLog, Deck
-from tests.dsl.conftest import EXECUTE_URL, assert_envelope, post_sql
 from tests.factories import make_card, make_cards, make_deck
+from tests.support.envelope import EXECUTE_URL, check_envelope, post_sql
 
 pytestmark = pytest.mark.django_db
 
@@ -86,7 +86,7 @@ def test_update_returns_ids_and_returning_shows_the_row_after(ok, workspace):
 def test_update_matching_nothing_succeeds_with_zero(sql, workspace):
     make_cards(workspace, 1)
     response = sql("UPDATE cards SET back_text = 'x' WHERE reps > 10")
-    body = assert_envelope(response)
+    body = check_envelope(response)
     assert body["data"]["affectedCount"] == 0 and body["data"]["rows"] == []
     assert "No row matched" in body["instructions"]
 
@@ -151,7 +151,7 @@ def test_execute_endpoint_runs_writes(api, workspace):
     response = post_sql(
         api, "INSERT INTO cards (front_text, back_text) VALUES ('q', 'a')", url=EXECUTE_URL
     )
-    assert assert_envelope(response)["data"]["affectedCount"] == 1
+    assert check_envelope(response)["data"]["affectedCount"] == 1
 
 
 @override_settings(FLASHCARDS_DSL={"MAX_WRITE_ENVELOPE_CHARS": 1500})

@@ -13,7 +13,7 @@ import pytest
 from flashcards import services
 from flashcards.models import Card, Workspace
 from flashcards.services.transfer import import_workspace
-from tests.dsl.conftest import assert_envelope, post_sql
+from tests.support.envelope import check_envelope, post_sql
 
 pytestmark = pytest.mark.django_db
 
@@ -110,7 +110,7 @@ def seeded(db, client_for):
 
     def run(statement: str) -> dict:
         response = post_sql(client, statement)
-        body = assert_envelope(response)
+        body = check_envelope(response)
         assert response.status_code == 200 and body["ok"], body
         return body["data"]
 

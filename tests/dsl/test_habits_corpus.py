@@ -19,8 +19,8 @@ import pytest
 
 from flashcards import services
 from flashcards.services.demo import seed_demo_workspace
-from tests.dsl.conftest import post_sql
 from tests.factories import UserFactory
+from tests.support.envelope import post_sql
 
 CORPUS = Path(__file__).parent / "corpus" / "habits.jsonl"
 KEYS = ["family", "dialect", "sql", "reason", "at", "hint", "retry"]

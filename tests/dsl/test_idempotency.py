@@ -9,7 +9,7 @@ import pytest
 from dsl.models import IdempotencyRecord
 from flashcards import services
 from flashcards.models import Card
-from tests.dsl.conftest import EXECUTE_URL, assert_envelope, post_sql
+from tests.support.envelope import EXECUTE_URL, check_envelope, post_sql
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +22,7 @@ def send(client, sql=INSERT, key="key-1", **kwargs):
 
 def test_repeat_replays_the_stored_response_without_executing(api, workspace):
     first = send(api)
-    first_body = assert_envelope(first)
+    first_body = check_envelope(first)
     assert first.status_code == 200 and "Idempotent-Replayed" not in first
     second = send(api)
     assert second.status_code == 200
@@ -35,7 +35,7 @@ def test_repeat_replays_the_stored_response_without_executing(api, workspace):
 def test_same_key_different_body_is_409(api, workspace):
     send(api)
     response = send(api, sql="INSERT INTO cards (front_text, back_text) VALUES ('other', 'a')")
-    body = assert_envelope(response)
+    body = check_envelope(response)
     assert response.status_code == 409 and body["error"]["code"] == "IDEMPOTENCY_KEY_REUSED"
     response = send(api, dry_run=True)
     assert response.status_code == 409
@@ -78,6 +78,6 @@ def test_dry_runs_are_not_stored(api, workspace):
 @pytest.mark.parametrize("key", ["", "x" * 201, "tab\there"])
 def test_invalid_keys(api, key):
     response = send(api, key=key)
-    body = assert_envelope(response)
+    body = check_envelope(response)
     assert response.status_code == 400 and body["error"]["code"] == "REQUEST_INVALID"
     assert not IdempotencyRecord.objects.exists()

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from dsl.schema import RESOURCES, Column, Resource
 from flashcards.models import Card, Deck
-from tests.dsl.conftest import post_sql
 from tests.factories import make_card, make_deck
+from tests.support.envelope import post_sql
 
 pytestmark = pytest.mark.django_db
 

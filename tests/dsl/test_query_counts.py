@@ -8,8 +8,8 @@ from django.db import connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
-from tests.dsl.conftest import post_sql
 from tests.factories import make_cards
+from tests.support.envelope import post_sql
 
 pytestmark = pytest.mark.django_db
 

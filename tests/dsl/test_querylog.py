@@ -9,8 +9,8 @@ from rest_framework.test import APIClient
 
 from dsl.models import QueryLog
 from flashcards import services
-from tests.dsl.conftest import QUERY_URL, SQL_URL, post_sql
 from tests.factories import UserFactory, make_cards
+from tests.support.envelope import QUERY_URL, SQL_URL, post_sql
 
 pytestmark = pytest.mark.django_db
 

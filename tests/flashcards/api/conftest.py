@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Iterator
 
 import pytest
 import uvicorn
 from asgiref.sync import SyncToAsync
 from django.db import connections
+
+from tests.support.polling import wait_until
 
 
 @pytest.fixture
@@ -57,11 +58,9 @@ def _live_server(*, proxy_headers: bool) -> Iterator[str]:
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
+    wait_until(lambda: server.started or not thread.is_alive(), timeout=10, what="uvicorn")
+    if not server.started:
+        raise RuntimeError("uvicorn did not start")
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

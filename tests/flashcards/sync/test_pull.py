@@ -10,6 +10,7 @@ from flashcards import services
 from flashcards.models import Workspace
 from tests.factories import make_card, make_cards, make_deck
 from tests.flashcards.sync.helpers import SyncClient, card_op, new_id, review_op, ts
+from tests.support.envelope import data_of, post_sql
 
 pytestmark = pytest.mark.django_db
 
@@ -157,9 +158,7 @@ def test_explicit_command_over_http_reaches_the_next_pull(api, sync, workspace):
 
 def test_dialect_writes_over_http_reach_the_next_pull(api, sync):
     def sql(statement: str) -> dict:
-        response = api.post("/v1/agent/sql", {"sql": statement}, format="json")
-        assert response.status_code == 200, response.json()
-        return response.json()["data"]
+        return data_of(post_sql(api, statement))
 
     [row] = sql("INSERT INTO cards (front_text, back_text) VALUES ('Hola', 'Hello')")["rows"]
     [insert] = sync.pull()["changes"]
