@@ -15,7 +15,7 @@ from dsl.models import QueryLog
 try:
     import sqlparse
 except ImportError:  # pragma: no cover - sqlparse ships with Django, but stays optional
-    sqlparse = None
+    sqlparse = None  # type: ignore[assignment]
 
 STATEMENT_TYPES = ("select", "show_tables", "describe", "insert", "update", "delete")
 

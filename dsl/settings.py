@@ -36,7 +36,7 @@ def _coerce(key: str, value: object) -> int | float:
     """Limits are numbers; integers stay integers so messages read `100`, not `100.0`."""
     default = DEFAULTS[key]
     try:
-        number = float(value) if isinstance(default, float) else int(value)  # type: ignore[arg-type]
+        number = float(value) if isinstance(default, float) else int(value)  # type: ignore[arg-type, call-overload]
     except (TypeError, ValueError) as exc:
         raise ImproperlyConfigured(
             f"FLASHCARDS_DSL[{key!r}] must be a number; got {value!r}."

@@ -48,6 +48,7 @@ def _row_function(resource: Resource) -> Callable[[Any], dict[str, Any]]:
     sources: list[str] = []
     converted: list[tuple[int, str, Callable[[Any], Any]]] = []
     for index, column in enumerate(resource.readable_columns):
+        convert: Callable[[Any], Any] | None
         if column.field is None:
             source, convert = _COMPUTED[resource.name, column.name]
         else:

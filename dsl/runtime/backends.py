@@ -49,7 +49,7 @@ ONE_CHAR = object()
 
 
 def is_postgresql() -> bool:
-    return connection.vendor == "postgresql"
+    return bool(connection.vendor == "postgresql")
 
 
 def parse_like_pattern(pattern: str) -> list[object]:
@@ -78,7 +78,8 @@ def _render_like(parts: list[object]) -> str:
         elif part is ONE_CHAR:
             out.append("_")
         else:
-            out.append("\\" + part if part in ("%", "_", "\\") else part)  # type: ignore[operator]
+            text = str(part)
+            out.append("\\" + text if text in ("%", "_", "\\") else text)
     return "".join(out)
 
 
@@ -91,7 +92,8 @@ def _render_glob(parts: list[object]) -> str:
         elif part is ONE_CHAR:
             out.append("?")
         else:
-            out.append(f"[{part}]" if part in ("*", "?", "[") else part)  # type: ignore[str-format]
+            text = str(part)
+            out.append(f"[{text}]" if text in ("*", "?", "[") else text)
     return "".join(out)
 
 
@@ -176,12 +178,14 @@ def register_sqlite_functions(sender: Any, connection: Any, **kwargs: Any) -> No
 
 class UnicodeLower(Lower):
     def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
-        return self.as_sql(compiler, connection, function=SQLITE_LOWER, **extra)
+        sql, params = self.as_sql(compiler, connection, function=SQLITE_LOWER, **extra)
+        return sql, params
 
 
 class UnicodeUpper(Upper):
     def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
-        return self.as_sql(compiler, connection, function=SQLITE_UPPER, **extra)
+        sql, params = self.as_sql(compiler, connection, function=SQLITE_UPPER, **extra)
+        return sql, params
 
 
 class UuidText(Func):
@@ -224,7 +228,7 @@ class JsonArrayHas(Lookup):
         )
 
     @property
-    def output_field(self) -> BooleanField:  # type: ignore[override]
+    def output_field(self) -> BooleanField:
         return _BOOLEAN
 
 
@@ -241,7 +245,10 @@ class PerRowExists(Exists):
     through the index on its correlation column. SQLite always checks row by row."""
 
     def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, Any]:
-        return self.as_sql(compiler, connection, template="EXISTS(%(subquery)s OFFSET 0)", **extra)
+        sql, params = self.as_sql(
+            compiler, connection, template="EXISTS(%(subquery)s OFFSET 0)", **extra
+        )
+        return sql, params
 
 
 class InSubqueryOnce(In):
@@ -289,6 +296,6 @@ def order_by(
         [code_point_order(UnicodeLower(expr)), code_point_order(expr)] if is_string else [expr]
     )
     return [
-        key.desc(**nulls) if descending else key.asc(**nulls)  # type: ignore[union-attr]
+        key.desc(**nulls) if descending else key.asc(**nulls)
         for key in keys
     ]

@@ -81,11 +81,12 @@ _NATIVE_TYPES = frozenset({INTEGER, NUMBER, BOOLEAN})
 def naive_utc_datetime(value: Any) -> str:
     # SQLite's driver hands back a naive datetime (Django stores UTC there); the published form
     # without building an aware copy first. Text (a value the driver did not convert) is parsed.
-    if type(value) is not datetime:
-        value = parse_timestamp(str(value))
-    if value.tzinfo is not None:
-        return format_timestamp(value)
-    return value.isoformat(timespec="milliseconds") + "Z"
+    moment = value if type(value) is datetime else parse_timestamp(str(value))
+    if moment is None:
+        raise ValueError(f"not a timestamp: {value!r}")
+    if moment.tzinfo is not None:
+        return format_timestamp(moment)
+    return moment.isoformat(timespec="milliseconds") + "Z"
 
 
 def uuid_hex(value: Any) -> str:
@@ -101,7 +102,7 @@ def row_formatter(
     *,
     stamps_as_text: bool = False,
     overrides: dict[int, Callable[[Any], Any]] | None = None,
-) -> Callable[[tuple], dict[str, Any]]:
+) -> Callable[[tuple[Any, ...]], dict[str, Any]]:
     """Turns a value tuple into an output row (dsl.md §2.4): keys in item order, values in their
     published formats, None as null. Values that need no conversion (texts, JSON, most numbers)
     are copied by ``dict(zip(...))`` in C; only the converted columns cost Python per row.
@@ -119,7 +120,7 @@ def row_formatter(
         and (index in overrides or not (column.plain_field and column.type in _NATIVE_TYPES))
     )
 
-    def format_row(values: tuple) -> dict[str, Any]:
+    def format_row(values: tuple[Any, ...]) -> dict[str, Any]:
         row = dict(zip(keys, values, strict=True))
         for index, key, convert in converted:
             value = values[index]

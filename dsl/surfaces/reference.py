@@ -178,7 +178,7 @@ def column_summary(resource: Resource, *, writable_only: bool = False) -> str:
     for column in resource.columns:
         if writable_only and not column.writable:
             continue
-        flags = [column.type]
+        flags: list[str] = [column.type]
         if column.allowed_values:
             flags.append("one of " + "/".join(column.allowed_values))
         if column.nullable:

@@ -69,8 +69,8 @@ def insert_rows(model: type[Model], columns: Sequence[str], rows: Iterable[Seque
             return count
         per_statement = max(1, min(ROWS_PER_STATEMENT, MAX_PARAMS // len(fields)))
         remaining = chain(first, pending)
-        while chunk := list(islice(remaining, per_statement)):
-            params = [value for row in chunk for value in prepared(row)]
-            cursor.execute(head + ", ".join([one] * len(chunk)), params)
-            count += len(chunk)
+        while batch := list(islice(remaining, per_statement)):
+            params = [value for row in batch for value in prepared(row)]
+            cursor.execute(head + ", ".join([one] * len(batch)), params)
+            count += len(batch)
     return count

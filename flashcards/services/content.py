@@ -170,7 +170,7 @@ class _ContentKind:
     extra_fields: Callable[[str], dict[str, Any]]
 
 
-CARDS = _ContentKind(
+CARD_KIND = _ContentKind(
     model=Card,
     entity_type="card",
     plural="cards",
@@ -181,7 +181,7 @@ CARDS = _ContentKind(
         "metadata": {"version": 1, "source": {"kind": "server", "replica": replica}}
     },
 )
-DECKS = _ContentKind(
+DECK_KIND = _ContentKind(
     model=Deck,
     entity_type="deck",
     plural="decks",
@@ -315,7 +315,7 @@ def create_cards(
     workspace: Workspace, rows: Sequence[Mapping[str, Any]], *, context: WriteContext | None = None
 ) -> list[Card]:
     """Create cards in the order given. Returns them in that order."""
-    return _create(CARDS, workspace, rows, context)
+    return _create(CARD_KIND, workspace, rows, context)
 
 
 @write_service
@@ -328,7 +328,7 @@ def update_cards(
 ) -> list[Card]:
     """Apply the same field changes to each live card among `card_ids` (ids of other workspaces or
     of deleted cards are ignored). Returns the updated cards in the order of `card_ids`."""
-    return _update(CARDS, workspace, card_ids, changes, context)
+    return _update(CARD_KIND, workspace, card_ids, changes, context)
 
 
 @write_service
@@ -336,14 +336,14 @@ def delete_cards(
     workspace: Workspace, card_ids: Sequence[object], *, context: WriteContext | None = None
 ) -> list[Card]:
     """Soft-delete live cards. Returns the cards as they were just before deletion."""
-    return _delete(CARDS, workspace, card_ids, context)
+    return _delete(CARD_KIND, workspace, card_ids, context)
 
 
 @write_service
 def create_decks(
     workspace: Workspace, rows: Sequence[Mapping[str, Any]], *, context: WriteContext | None = None
 ) -> list[Deck]:
-    return _create(DECKS, workspace, rows, context)
+    return _create(DECK_KIND, workspace, rows, context)
 
 
 @write_service
@@ -354,14 +354,14 @@ def update_decks(
     *,
     context: WriteContext | None = None,
 ) -> list[Deck]:
-    return _update(DECKS, workspace, deck_ids, changes, context)
+    return _update(DECK_KIND, workspace, deck_ids, changes, context)
 
 
 @write_service
 def delete_decks(
     workspace: Workspace, deck_ids: Sequence[object], *, context: WriteContext | None = None
 ) -> list[Deck]:
-    return _delete(DECKS, workspace, deck_ids, context)
+    return _delete(DECK_KIND, workspace, deck_ids, context)
 
 
 def get_live_card(workspace: Workspace, card_id: object) -> Card:

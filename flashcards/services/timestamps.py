@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from typing import overload
 
 from django.utils import timezone as dj_timezone
 
@@ -52,6 +53,12 @@ def now_ms() -> datetime:
     return truncate_ms(now())
 
 
+@overload
+def format_timestamp(value: datetime) -> str: ...
+@overload
+def format_timestamp(value: None) -> None: ...
+@overload
+def format_timestamp(value: datetime | None) -> str | None: ...
 def format_timestamp(value: datetime | None) -> str | None:
     """UTC ISO-8601 with milliseconds and a Z, the format of every timestamp we publish."""
     if value is None:
