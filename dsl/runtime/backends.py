@@ -295,7 +295,4 @@ def order_by(
     keys: list[Expression | F] = (
         [code_point_order(UnicodeLower(expr)), code_point_order(expr)] if is_string else [expr]
     )
-    return [
-        key.desc(**nulls) if descending else key.asc(**nulls)
-        for key in keys
-    ]
+    return [key.desc(**nulls) if descending else key.asc(**nulls) for key in keys]
