@@ -87,18 +87,29 @@ MIDDLEWARE = [
     # it, and preflights are answered before authentication.
     "flashcards.api.cors.CorsMiddleware",
     "flashcards.api.middleware.RequestIdMiddleware",
+    # Every answer under /v1/ JSON (flashcards.security.api_json); every HTML page a CSP.
+    "flashcards.security.api_json.ApiJsonMiddleware",
+    "flashcards.security.csp.ContentSecurityPolicyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "flashcards.security.logins.LoginThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "flashcards.api.db_errors.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
+
+# Sign-in throttling (flashcards.security.logins): failed attempts per account and per address in
+# a window; past either limit the sign-in pages answer 429 and even the right password is refused.
+AUTHENTICATION_BACKENDS = ["flashcards.security.logins.ThrottledModelBackend"]
+LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "5"))
+LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("LOGIN_FAILURES_PER_ADDRESS", "20"))
+LOGIN_FAILURE_WINDOW_SECONDS = int(os.environ.get("LOGIN_FAILURE_WINDOW_SECONDS", "900"))
 
 TEMPLATES = [
     {

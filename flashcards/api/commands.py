@@ -21,6 +21,7 @@ from flashcards.api.bodies import validated
 from flashcards.api.envelope import ApiError, workspace_not_found
 from flashcards.models import ApiKey, Membership, Workspace
 from flashcards.serializers import card_row, review_event_row, workspace_row
+from flashcards.services import safe_json
 
 WORKSPACE_SELECTOR = "workspace_id"
 
@@ -153,7 +154,7 @@ def _encode_cursor(workspace: Workspace) -> str:
 def _decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        created, workspace_id = json.loads(raw)
+        created, workspace_id = safe_json.loads(raw)
         created_at = datetime.fromisoformat(created)
         if created_at.tzinfo is None:
             raise ValueError("naive cursor timestamp")
