@@ -1,12 +1,14 @@
 """Every answer under /v1/ is JSON: what Django itself answers outside the API's views (the
 redirect of /v1 to /v1/, a 405 of an HTML page such as /v1/docs, any error page) is replaced by
-the envelope, its status and headers kept."""
+the envelope, its status and headers kept. The browsable API's HTML, which a person asks for with
+Accept: text/html, is left as it is."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from rest_framework.renderers import BrowsableAPIRenderer
 
 from flashcards.api.envelope import error_body
 
@@ -41,6 +43,8 @@ class ApiJsonMiddleware:
             or response.status_code == 304
             or response.streaming
             or response.get("Content-Type", "").startswith("application/json")
+            # The browsable API: a person asked for HTML (Accept: text/html) and gets its form.
+            or isinstance(getattr(response, "accepted_renderer", None), BrowsableAPIRenderer)
         ):
             return response
         status = response.status_code
