@@ -1,7 +1,8 @@
 """/mcp answers JSON-RPC whatever goes wrong, and never opens a stream: this server is stateless
 with JSON responses (docs/mcp.md), so GET (the optional server-to-client event stream) is 405,
 and an error the MCP SDK writes as plain text (a missing or wrong Content-Type, an Accept it
-cannot satisfy) is rewritten as a JSON-RPC error with the same status."""
+cannot satisfy) is rewritten as a JSON-RPC error with the same status. Any method but POST is 405
+(``Allow: POST``); CORS preflights are answered before this (flashcards.api.cors)."""
 
 from __future__ import annotations
 
@@ -49,13 +50,15 @@ def json_rpc_errors(app: ASGIApp) -> ASGIApp:
         if scope["type"] != "http":
             await app(scope, receive, send)
             return
-        if scope["method"] == "GET":
+        if scope["method"] != "POST":
+            # Stateless: no event stream to open (GET), no session to end (DELETE).
             await _send_error(
                 send,
                 405,
                 "This MCP server is stateless and answers each POST with JSON; it opens no "
-                "event stream (GET). Send JSON-RPC messages with POST.",
-                [(b"allow", b"POST, DELETE, OPTIONS")],
+                f"event stream and holds no session ({scope['method']}). Send JSON-RPC messages "
+                "with POST.",
+                [(b"allow", b"POST")],
             )
             return
         held: dict[str, Any] = {}

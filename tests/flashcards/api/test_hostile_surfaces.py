@@ -30,7 +30,7 @@ def test_get_mcp_with_a_valid_key_is_405_not_an_endless_stream(live_server_url, 
     assert status == 405
     assert response_headers["content-type"].startswith("application/json")
     assert json.loads(body)["error"]["code"] == -32000
-    assert "POST" in response_headers["allow"]
+    assert response_headers["allow"] == "POST"
 
 
 def test_get_mcp_without_a_key_is_still_the_401_challenge(live_server_url):
