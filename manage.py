@@ -16,6 +16,7 @@ KEYLESS_COMMANDS = frozenset(
         "dialect_docs",
         "export_workspace",
         "help",
+        "import_cards",
         "import_workspace",
         "makemigrations",
         "migrate",

@@ -29,13 +29,13 @@ django_wsgi_application = get_wsgi_application()
 from a2wsgi import WSGIMiddleware  # noqa: E402
 from django.conf import settings  # noqa: E402
 from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
-from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware  # noqa: E402
 
 from dsl.runtime.querylog_writer import writer as query_log_writer  # noqa: E402
 from dsl.surfaces.mcp.server import MCP_PATH, build_app  # noqa: E402  (needs Django set up first)
 from flashcards.http.body_limit import limit_api_bodies  # noqa: E402
 from flashcards.http.cors import cors_for_asgi  # noqa: E402
 from flashcards.http.request_id import remember_peer  # noqa: E402
+from flashcards.security.forwarded import TrustedProxyHeadersMiddleware  # noqa: E402
 
 refuse_development_key(settings)
 
@@ -107,9 +107,10 @@ def make_application() -> ASGIApp:
 
     # The connection's own peer is recorded before X-Forwarded-For replaces it (a trusted proxy's
     # X-Request-Id is kept, flashcards.http.request_id); the forwarded headers of the proxies in
-    # FORWARDED_ALLOW_IPS are applied here, so `manage.py serve` turns uvicorn's own handling off.
+    # FORWARDED_ALLOW_IPS are applied here, so `manage.py serve` turns uvicorn's own handling off;
+    # from any other peer they are removed, so Django never reads a client's X-Forwarded-Proto.
     trusted = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
-    return remember_peer(ProxyHeadersMiddleware(application, trusted_hosts=trusted))
+    return remember_peer(TrustedProxyHeadersMiddleware(application, trusted_hosts=trusted))
 
 
 application = make_application()

@@ -87,18 +87,29 @@ MIDDLEWARE = [
     # it, and preflights are answered before authentication.
     "flashcards.http.cors.CorsMiddleware",
     "flashcards.http.middleware.RequestIdMiddleware",
+    # Every answer under /v1/ JSON (flashcards.security.api_json); every HTML page a CSP.
+    "flashcards.security.api_json.ApiJsonMiddleware",
+    "flashcards.security.csp.ContentSecurityPolicyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "flashcards.security.logins.LoginThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "flashcards.http.db_errors.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
+
+# Sign-in throttling (flashcards.security.logins): failed attempts per account and per address in
+# a window; past either limit the sign-in pages answer 429 and even the right password is refused.
+AUTHENTICATION_BACKENDS = ["flashcards.security.logins.ThrottledModelBackend"]
+LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "5"))
+LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("LOGIN_FAILURES_PER_ADDRESS", "20"))
+LOGIN_FAILURE_WINDOW_SECONDS = int(os.environ.get("LOGIN_FAILURE_WINDOW_SECONDS", "900"))
 
 TEMPLATES = [
     {
@@ -270,6 +281,12 @@ FLASHCARDS_DSL: dict[str, object] = {}
 # the resource server of /mcp. See flashcards.oauth.
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"  # named by our migration
 OAUTH_MAX_REGISTRATIONS = int(os.environ.get("OAUTH_MAX_REGISTRATIONS", "500"))
+# Registrations nobody approved are deleted after this long (flashcards.oauth.registration), and one
+# address registers at most this many clients an hour.
+OAUTH_UNAPPROVED_REGISTRATION_SECONDS = int(
+    os.environ.get("OAUTH_UNAPPROVED_REGISTRATION_SECONDS", "900")
+)
+OAUTH_REGISTRATIONS_PER_ADDRESS = int(os.environ.get("OAUTH_REGISTRATIONS_PER_ADDRESS", "10"))
 OAUTH2_PROVIDER = {
     "SCOPES": {"mcp": "Use the flashcards tools over MCP as you, in your workspaces"},
     "DEFAULT_SCOPES": ["mcp"],
@@ -302,6 +319,8 @@ OAUTH2_PROVIDER = {
     "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"],
     "REQUEST_APPROVAL_PROMPT": "force",
     "DCR_ENABLED": True,
+    # RFC 7592 registration access tokens: an hour, then the registration can no longer be managed.
+    "DCR_REGISTRATION_TOKEN_EXPIRE_SECONDS": 3600,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
     "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],

@@ -22,3 +22,9 @@ QUERY_LOG_ASYNC = False
 # Live-server tests run the served application in a thread of the test process: connections of its
 # threads must not outlive their requests, or PostgreSQL refuses to drop the test database.
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
+
+# Per-address registration and sign-in throttles off (the suite's requests all come from one
+# address and share one cache); their tests turn them on with override_settings.
+OAUTH_REGISTRATIONS_PER_ADDRESS = 0
+LOGIN_FAILURES_PER_ACCOUNT = 0
+LOGIN_FAILURES_PER_ADDRESS = 0

@@ -14,6 +14,7 @@ class FlashcardsConfig(AppConfig):
         from django.db.models.signals import post_delete, post_save
 
         from flashcards.models import ApiKey, Membership, Workspace
+        from flashcards.security import logins  # noqa: F401  (its sign-in signal receivers)
         from flashcards.services.key_cache import invalidate_on_change
 
         # What the per-process key cache holds (flashcards.services.key_cache): a change to any of

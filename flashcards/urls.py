@@ -2,7 +2,7 @@
 live in dsl.urls."""
 
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSplitView
 
 from flashcards.api.account import MeView, SelectWorkspaceView, WorkspacesView
 from flashcards.api.command_views import ResetProgressView, ReviewsView, SchedulerSettingsView
@@ -60,7 +60,7 @@ urlpatterns = [
     path("v1/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
     path(
         "v1/docs",
-        SpectacularSwaggerView.as_view(url_name="openapi-schema"),
+        SpectacularSwaggerSplitView.as_view(url_name="openapi-schema"),
         name="openapi-docs",
     ),
     # Human-facing: sign in (also the browsable API's login link) and manage your own API keys.

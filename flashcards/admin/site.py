@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
@@ -61,6 +62,20 @@ def adopt(target: Model, saved: Model) -> None:
         setattr(target, model_field.attname, getattr(saved, model_field.attname))
     target._state.adding = False
     target._state.db = saved._state.db
+
+
+class PermittedActionsMixin:
+    """An action the user may not run is refused with 403, not silently dropped from the list:
+    a POST naming an action of this admin that the user's permissions filter out (a view-only
+    staff user and "Add me as a member") is PermissionDenied before anything runs."""
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
+        name = request.POST.get("action") if request.method == "POST" else None
+        if name:
+            declared = {action[1] for action in self._get_base_actions()}  # type: ignore[attr-defined]
+            if name in declared and name not in self.get_actions(request):  # type: ignore[attr-defined]
+                raise PermissionDenied(f"You may not run the action {name!r}.")
+        return super().changelist_view(request, extra_context)  # type: ignore[misc]
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -136,7 +151,7 @@ class DeckTagFilter(TagFilter):
     relation = "deck_tags"
 
 
-class SoftDeletedContentAdmin(admin.ModelAdmin):
+class SoftDeletedContentAdmin(PermittedActionsMixin, admin.ModelAdmin):
     """Cards and decks: add / change / delete call the workspace-scoped bulk services."""
 
     create: Callable[..., list[Any]]
@@ -271,7 +286,7 @@ class DeckAdmin(SoftDeletedContentAdmin):
 
 
 @admin.register(Workspace)
-class WorkspaceAdmin(WorkspaceFilesAdminMixin, admin.ModelAdmin):
+class WorkspaceAdmin(PermittedActionsMixin, WorkspaceFilesAdminMixin, admin.ModelAdmin):
     list_display = ("name", "id", "created_at", "desired_retention", "enable_fuzz", "owners")
     search_fields = ("name",)
     actions = ("add_me_as_member",)
@@ -318,7 +333,10 @@ class WorkspaceAdmin(WorkspaceFilesAdminMixin, admin.ModelAdmin):
         if changes:
             adopt(obj, update_scheduler_settings(obj, changes))
 
-    @admin.action(description="Add me as a member of the selected workspaces")
+    # Joining a workspace gives its cards to read and write: the change permission, not view.
+    @admin.action(
+        description="Add me as a member of the selected workspaces", permissions=["change"]
+    )
     def add_me_as_member(self, request: HttpRequest, queryset: QuerySet) -> None:
         """So an administrator (e.g. made with createsuperuser) can query a workspace in the
         console and the browsable API; the same service as `manage.py add_member`."""
@@ -402,7 +420,7 @@ class TagAdmin(ReadOnlyAdmin):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(PermittedActionsMixin, admin.ModelAdmin):
     """Keys are created (the plaintext shown once) and revoked, never edited or deleted; the
     secret's hash is never displayed."""
 

@@ -15,7 +15,7 @@ from typing import Any
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import Q
 
-from flashcards import services
+from flashcards import safe_json, services
 from flashcards.api import bodies
 from flashcards.api.bodies import validated
 from flashcards.http.envelope import ApiError, workspace_not_found
@@ -153,7 +153,7 @@ def _encode_cursor(workspace: Workspace) -> str:
 def _decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        created, workspace_id = json.loads(raw)
+        created, workspace_id = safe_json.loads(raw)
         created_at = datetime.fromisoformat(created)
         if created_at.tzinfo is None:
             raise ValueError("naive cursor timestamp")

@@ -112,6 +112,11 @@ class ImportRequestSerializer(serializers.Serializer):
     dry_run = serializers.BooleanField(
         required=False, help_text="Preview: report what would happen, write nothing."
     )
+    raw = serializers.BooleanField(
+        required=False,
+        help_text="CSV/TSV: read cells as written; by default a cell an export escaped as a "
+        "formula ('=…) is read back without its quote.",
+    )
     field_mapping = serializers.CharField(
         required=False,
         help_text='Anki only, JSON: {"note type": ["front field", "back field"]}; default: '
@@ -161,6 +166,7 @@ class ImportView(APIView):
                 dry_run=parse_flag(data.get("dry_run")),
                 field_mapping=parse_field_mapping(data.get("field_mapping")),
                 surface="rest",
+                raw=parse_flag(data.get("raw"), "raw"),
             )
         except ImportRejected as exc:
             raise rejected(exc) from exc
@@ -199,6 +205,13 @@ class ExportView(APIView):
             "order. An exported cards file can be edited and imported back."
         ),
         parameters=[
+            OpenApiParameter(
+                "raw",
+                bool,
+                OpenApiParameter.QUERY,
+                description="Write cells starting with = + - @ tab or CR unchanged (default: "
+                "prefixed with ', OWASP's CSV-injection rule).",
+            ),
             OpenApiParameter("what", str, OpenApiParameter.PATH, enum=list(EXPORTS)),
             OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(EXPORT_FORMATS)),
         ],
@@ -216,10 +229,14 @@ class ExportView(APIView):
                 details={"reason": "unknown_export", "exports": names},
             )
         workspace = request_workspace(request, workspace_id)
+        try:
+            raw = parse_flag(request.query_params.get("raw"), "raw")
+        except ImportRejected as exc:
+            raise invalid(exc.message, "raw") from exc
         # The served app runs Django as WSGI (config.asgi), whose server iterates this on the
         # request's own thread, so the rows are read from the database as they are sent.
         response = StreamingHttpResponse(
-            _chunks(export_text(workspace, what, fmt)),
+            _chunks(export_text(workspace, what, fmt, raw)),
             content_type=EXPORT_MEDIA_TYPES[fmt],
             status=status.HTTP_200_OK,
         )

@@ -12,22 +12,22 @@ Schemas 11 to 18 are read: note types and decks are JSON in ``col`` up to 14, ta
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
+from flashcards import safe_json
 from flashcards.interchange import protowire
 from flashcards.interchange.archive import PackageArchive
 from flashcards.interchange.cloze import cloze_numbers, render_cloze
 from flashcards.interchange.errors import ImportRejected
 from flashcards.interchange.html_text import html_to_text
-from flashcards.interchange.limits import ImportLimits
+from flashcards.interchange.limits import ImportBudget, ImportLimits
 from flashcards.services.imports import CardDraft, ReviewDraft
 
 # Card and review-event ids are uuid5 names in this namespace: the same Anki card imported into
@@ -37,6 +37,8 @@ COLLECTIONS = ("collection.anki21b", "collection.anki21", "collection.anki2")
 PACKAGE_VERSIONS = {1: "legacy 1", 2: "legacy 2", 3: "latest"}
 SCHEMAS = range(11, 19)
 REQUIRED_TABLES = ("col", "notes", "cards", "revlog")
+# Every table this importer reads (the last four only from schema 15 on).
+USED_TABLES = (*REQUIRED_TABLES, "notetypes", "fields", "templates", "decks")
 DEFAULT_DECK_ID = 1
 # revlog.type: 0 learn, 1 review, 2 relearn, 3 filtered (cram); 4 manual and 5 rescheduled are
 # not answers (ease 0): they carry no rating to replay.
@@ -92,19 +94,88 @@ def question_fields(question: str, fields: tuple[str, ...]) -> set[str]:
     return shown
 
 
-class AnkiCollection:
-    """An unpacked collection file, opened read-only."""
+class CollectionField(ValueError):
+    """A value of the collection that is not what Anki writes there; ``field`` names it
+    (``cards.ord``, ``col.models``) and ``where`` the row, for the refusal."""
 
-    def __init__(self, path: str, filename: str, limits: ImportLimits, stats: AnkiStats) -> None:
+    def __init__(self, field: str, message: str, where: dict[str, Any] | None = None) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.where = where or {}
+
+
+def _int(value: object, field: str, where: dict[str, Any] | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        kind = "text" if isinstance(value, (bytes, str)) else type(value).__name__
+        raise CollectionField(field, f"is {kind}, not an integer", where)
+    return value
+
+
+def _json_object(raw: object, field: str) -> dict[str, Any]:
+    try:
+        value = safe_json.loads(_text(raw) or "{}")
+    except ValueError as exc:
+        raise CollectionField(field, f"is not valid JSON ({exc})") from exc
+    if not isinstance(value, dict):
+        raise CollectionField(field, f"is a JSON {type(value).__name__}, not an object")
+    return value
+
+
+def _json_note_type(raw: object) -> NoteType:
+    if not isinstance(raw, dict):
+        raise CollectionField("col.models", "holds a note type that is not an object")
+    flds, tmpls = raw.get("flds", []), raw.get("tmpls", [])
+    if not isinstance(flds, list) or not all(
+        isinstance(f, dict) and isinstance(f.get("ord"), int) for f in flds
+    ):
+        raise CollectionField("col.models", "a note type's flds is not a list of fields")
+    if not isinstance(tmpls, list) or not all(
+        isinstance(t, dict) and isinstance(t.get("ord"), int) for t in tmpls
+    ):
+        raise CollectionField("col.models", "a note type's tmpls is not a list of templates")
+    note_type_id = raw.get("id")
+    if isinstance(note_type_id, str) and note_type_id.lstrip("-").isdigit():
+        note_type_id = int(note_type_id)
+    return NoteType(
+        id=_int(note_type_id, "col.models"),
+        name=str(raw.get("name", "")),
+        is_cloze=raw.get("type") == 1,
+        fields=tuple(str(f.get("name", "")) for f in sorted(flds, key=lambda f: f["ord"])),
+        questions={int(t["ord"]): str(t.get("qfmt", "")) for t in tmpls},
+    )
+
+
+class AnkiCollection:
+    """An unpacked collection file, opened read-only and immutable, with untrusted schema
+    functions off, a bound on every value SQLite may build, and the import's time budget.
+
+    Before anything is read, every object this importer reads (the tables of ``USED_TABLES``
+    that exist) must be a plain table — no view, no virtual table — whose columns are all plain:
+    no generated column, no hidden one. Anything else is refused as ``unsafe_collection``: the
+    SQL of such an object was written by the uploader and would run here."""
+
+    def __init__(
+        self,
+        path: str,
+        filename: str,
+        limits: ImportLimits,
+        stats: AnkiStats,
+        budget: ImportBudget | None = None,
+    ) -> None:
         self.filename = filename
         self.stats = stats
-        self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        self.budget = budget or ImportBudget(limits.max_import_seconds, filename)
+        self.db = sqlite3.connect(
+            f"file:{quote(path)}?mode=ro&immutable=1", uri=True, check_same_thread=False
+        )
         self.db.text_factory = bytes
-        deadline = time.monotonic() + limits.max_collection_seconds
-        self.db.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+        self.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, limits.max_collection_value_bytes)
+        self.db.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, 100_000)
+        self.db.set_progress_handler(lambda: int(self.budget.exceeded()), 10_000)
         try:
+            self.db.execute("PRAGMA trusted_schema = OFF")
             self.db.execute("PRAGMA query_only = 1")
-            self.db.execute("PRAGMA trusted_schema = 0")
+            self._check_objects()
             self._check_tables()
             self.schema = self._schema_version()
             stats.schema_version = self.schema
@@ -114,19 +185,35 @@ class AnkiCollection:
         except sqlite3.DatabaseError as exc:
             self.close()
             raise self._broken(exc) from exc
-        except (ValueError, KeyError, TypeError, protowire.WireError) as exc:
+        except CollectionField as exc:
+            self.close()
+            raise self.field_refusal(exc) from exc
+        except (ValueError, KeyError, TypeError, OverflowError, protowire.WireError) as exc:
             self.close()
             raise ImportRejected(
                 f"the collection's note types or decks cannot be read ({exc}).",
                 reason="corrupt_collection",
                 file=filename,
             ) from exc
+        except BaseException:
+            self.close()
+            raise
+
+    def field_refusal(self, exc: CollectionField) -> ImportRejected:
+        return ImportRejected(
+            f"the collection's {exc}; it is not what Anki writes there.",
+            reason="corrupt_collection",
+            file=self.filename,
+            problems=[{**exc.where, "field": exc.field, "message": str(exc)}],
+        )
 
     def _broken(self, exc: sqlite3.DatabaseError) -> ImportRejected:
         if "interrupt" in str(exc):
+            return self.budget.refusal()  # type: ignore[return-value]
+        if "too big" in str(exc):
             return ImportRejected(
-                "reading the collection took longer than the import time limit.",
-                reason="collection_too_slow",
+                "the collection holds a value larger than the import accepts.",
+                reason="corrupt_collection",
                 file=self.filename,
             )
         return ImportRejected(
@@ -137,6 +224,39 @@ class AnkiCollection:
 
     def close(self) -> None:
         self.db.close()
+
+    def _unsafe(self, message: str) -> ImportRejected:
+        return ImportRejected(
+            f"{message}; an Anki collection holds only plain tables, so it is refused unread.",
+            reason="unsafe_collection",
+            file=self.filename,
+        )
+
+    def _check_objects(self) -> None:
+        """Every object named like a table this importer reads is a plain table of plain
+        columns (sqlite_master and PRAGMA table_xinfo read nothing the uploader wrote as SQL)."""
+        placeholders = ", ".join("?" for _ in USED_TABLES)
+        rows = self.db.execute(
+            "SELECT type, name, sql FROM sqlite_master "
+            f"WHERE lower(name) IN ({placeholders}) OR lower(tbl_name) IN ({placeholders})",
+            (*USED_TABLES, *USED_TABLES),
+        ).fetchall()
+        for kind, name, sql in rows:
+            label = _text(name)
+            if kind in (b"index", b"trigger"):
+                if label.lower() in USED_TABLES:
+                    raise self._unsafe(f"{_text(kind)} {label!r} takes the name of a table")
+                continue
+            if kind != b"table":
+                raise self._unsafe(f"{label!r} is a {_text(kind)}, not a table")
+            if re.match(rb"\s*create\s+virtual\s", sql or b"", re.IGNORECASE):
+                raise self._unsafe(f"{label!r} is a virtual table")
+            for column in self.db.execute(f'PRAGMA table_xinfo("{label}")').fetchall():
+                if column[6] != 0:
+                    raise self._unsafe(
+                        f"column {label}.{_text(column[1])} is generated or hidden, not a plain "
+                        "column"
+                    )
 
     def _has_table(self, name: str) -> bool:
         row = self.db.execute(
@@ -158,9 +278,10 @@ class AnkiCollection:
         version = row[0] if row else None
         if not isinstance(version, int) or version not in SCHEMAS:
             raise ImportRejected(
-                f"the collection has schema version {version!r}; this importer reads Anki schema "
-                f"versions {SCHEMAS.start} to {SCHEMAS.stop - 1}. Export it again from a current "
-                "Anki (File > Export, with 'Support older Anki versions' if it still fails).",
+                f"the collection has schema version {_text(version)[:40]!r}; this importer reads "
+                f"Anki schema versions {SCHEMAS.start} to {SCHEMAS.stop - 1}. Export it again "
+                "from a current Anki (File > Export, with 'Support older Anki versions' if it "
+                "still fails).",
                 reason="unsupported_schema",
                 file=self.filename,
             )
@@ -168,33 +289,39 @@ class AnkiCollection:
 
     def _json_layout(self) -> tuple[dict[int, NoteType], dict[int, str]]:
         row = self.db.execute("SELECT models, decks FROM col").fetchone()
-        models = json.loads(_text(row[0]) or "{}")
-        decks = json.loads(_text(row[1]) or "{}")
+        models = _json_object(row[0], "col.models")
+        decks = _json_object(row[1], "col.decks")
         note_types: dict[int, NoteType] = {}
         for raw in models.values():
-            fields = tuple(
-                str(f["name"]) for f in sorted(raw.get("flds", []), key=lambda f: f["ord"])
-            )
-            note_types[int(raw["id"])] = NoteType(
-                id=int(raw["id"]),
-                name=str(raw.get("name", "")),
-                is_cloze=raw.get("type") == 1,
-                fields=fields,
-                questions={int(t["ord"]): str(t.get("qfmt", "")) for t in raw.get("tmpls", [])},
-            )
-        return note_types, {int(d["id"]): str(d["name"]) for d in decks.values()}
+            note_type = _json_note_type(raw)
+            note_types[note_type.id] = note_type
+        deck_names: dict[int, str] = {}
+        for raw in decks.values():
+            if not isinstance(raw, dict):
+                raise CollectionField("col.decks", "holds a deck that is not an object")
+            deck_id = raw.get("id")
+            if isinstance(deck_id, str) and deck_id.lstrip("-").isdigit():
+                deck_id = int(deck_id)
+            deck_names[_int(deck_id, "col.decks")] = str(raw.get("name", ""))
+        return note_types, deck_names
 
     def _tables_layout(self) -> tuple[dict[int, NoteType], dict[int, str]]:
         fields: dict[int, list[str]] = {}
-        for ntid, _, name in self.db.execute("SELECT ntid, ord, name FROM fields ORDER BY 1, 2"):
-            fields.setdefault(ntid, []).append(_text(name))
+        for ntid, ordinal, name in self.db.execute(
+            "SELECT ntid, ord, name FROM fields ORDER BY 1, 2"
+        ):
+            _int(ordinal, "fields.ord")
+            fields.setdefault(_int(ntid, "fields.ntid"), []).append(_text(name))
         questions: dict[int, dict[int, str]] = {}
         for ntid, ordinal, config in self.db.execute("SELECT ntid, ord, config FROM templates"):
-            parsed = protowire.decode(config or b"")
-            questions.setdefault(ntid, {})[ordinal] = protowire.first_text(parsed, 1)
+            parsed = protowire.decode(_blob(config, "templates.config"))
+            questions.setdefault(_int(ntid, "templates.ntid"), {})[
+                _int(ordinal, "templates.ord")
+            ] = protowire.first_text(parsed, 1)
         note_types: dict[int, NoteType] = {}
         for ntid, name, config in self.db.execute("SELECT id, name, config FROM notetypes"):
-            kind = protowire.first_int(protowire.decode(config or b""), 1)
+            ntid = _int(ntid, "notetypes.id")
+            kind = protowire.first_int(protowire.decode(_blob(config, "notetypes.config")), 1)
             note_types[ntid] = NoteType(
                 id=ntid,
                 name=_text(name),
@@ -203,14 +330,15 @@ class AnkiCollection:
                 questions=questions.get(ntid, {}),
             )
         decks = {
-            deck_id: _text(name).replace("\x1f", "::")
+            _int(deck_id, "decks.id"): _text(name).replace("\x1f", "::")
             for deck_id, name in self.db.execute("SELECT id, name FROM decks")
         }
         return note_types, decks
 
     def cards(self) -> Iterator[tuple[Any, ...]]:
         """(card id, note id, ord, deck, original deck, guid, note type id, tags, fields,
-        [(revlog id, ease, type), ...]) in card id order."""
+        [(revlog id, ease, type), ...]) in card id order. Every integer column is checked to
+        hold an integer: a crafted collection may store text anywhere."""
         try:
             self.stats.notes = self.db.execute("SELECT count(*) FROM notes").fetchone()[0]
             cards = self.db.execute(
@@ -218,17 +346,47 @@ class AnkiCollection:
                 "FROM cards c JOIN notes n ON n.id = c.nid ORDER BY c.id"
             )
             log = self.db.execute("SELECT id, cid, ease, type FROM revlog ORDER BY cid, id")
-            pending = log.fetchone()
+            pending = _log_row(log.fetchone())
             for row in cards:
-                card_id = row[0]
+                where = {"card": row[0]}
+                card_id = _int(row[0], "cards.id", where)
+                for index, name in CARD_INTEGERS:
+                    _int(row[index], name, where)
                 reviews: list[tuple[int, int, int]] = []
                 while pending is not None and pending[1] <= card_id:
                     if pending[1] == card_id:
                         reviews.append((pending[0], pending[2], pending[3]))
-                    pending = log.fetchone()
+                    pending = _log_row(log.fetchone())
                 yield (*row, reviews)
         except sqlite3.DatabaseError as exc:
             raise self._broken(exc) from exc
+        except CollectionField as exc:
+            raise self.field_refusal(exc) from exc
+
+
+# (index in a cards() row, column) of the integers besides the card id.
+CARD_INTEGERS = ((1, "cards.nid"), (2, "cards.ord"), (3, "cards.did"), (4, "cards.odid"))
+CARD_INTEGERS += ((6, "notes.mid"),)
+
+
+def _log_row(row: tuple[Any, ...] | None) -> tuple[int, int, int, int] | None:
+    if row is None:
+        return None
+    where = {"review": row[0]}
+    return (
+        _int(row[0], "revlog.id", where),
+        _int(row[1], "revlog.cid", where),
+        _int(row[2], "revlog.ease", where),
+        _int(row[3], "revlog.type", where),
+    )
+
+
+def _blob(value: object, field: str) -> bytes:
+    if value is None:
+        return b""
+    if not isinstance(value, bytes):
+        raise CollectionField(field, f"is {type(value).__name__}, not a blob")
+    return value
 
 
 @dataclass(frozen=True)
@@ -272,24 +430,45 @@ def _field_choices(
 
 
 def _media_names(archive: PackageArchive, limits: ImportLimits, zstd: bool) -> set[str]:
+    """The names of the package's media files (only counted and compared with the names the
+    notes use). The protobuf map is walked one entry at a time, only each entry's name decoded,
+    and refused past ``max_media_entries``: a few KB of zstd must not become millions of
+    objects."""
     if not archive.has("media"):
         return set()
     raw = archive.read("media", cap=limits.max_media_map_bytes, zstd=zstd)
     problem = "the media map cannot be read"
+    names: set[str] = set()
+    entries = 0
     try:
         if zstd:
-            entries = protowire.decode(raw).get(1, [])
-            return {
-                protowire.first_text(protowire.decode(e), 1)
-                for e in entries
-                if isinstance(e, bytes)
-            }
-        names = json.loads(raw.decode("utf-8") or "{}")
-        if isinstance(names, dict):
-            return {str(v) for v in names.values()}
+            for number, entry in protowire.iter_fields(raw):
+                if number != 1 or not isinstance(entry, bytes):
+                    continue
+                entries += 1
+                if entries > limits.max_media_entries:
+                    raise _too_many_media(archive, limits)
+                for inner, value in protowire.iter_fields(entry):
+                    if inner == 1 and isinstance(value, bytes):
+                        names.add(value.decode("utf-8", errors="replace"))
+                        break
+            return names
+        mapping = safe_json.loads(raw.decode("utf-8") or "{}")
+        if isinstance(mapping, dict):
+            if len(mapping) > limits.max_media_entries:
+                raise _too_many_media(archive, limits)
+            return {str(v) for v in mapping.values()}
     except (ValueError, UnicodeDecodeError, protowire.WireError) as exc:
         problem += f" ({exc})"
     raise ImportRejected(problem + ".", reason="corrupt_archive", file=archive.filename)
+
+
+def _too_many_media(archive: PackageArchive, limits: ImportLimits) -> ImportRejected:
+    return ImportRejected(
+        f"its media map lists more than {limits.max_media_entries} files; refused.",
+        reason="archive_too_large",
+        file=archive.filename,
+    )
 
 
 def _package_version(archive: PackageArchive) -> int | None:
@@ -313,7 +492,11 @@ def _package_version(archive: PackageArchive) -> int | None:
 
 
 def open_package(
-    archive: PackageArchive, tmpdir: str, limits: ImportLimits, stats: AnkiStats
+    archive: PackageArchive,
+    tmpdir: str,
+    limits: ImportLimits,
+    stats: AnkiStats,
+    budget: ImportBudget | None = None,
 ) -> tuple[AnkiCollection, set[str]]:
     """Pick the newest collection in the package, unpack it into ``tmpdir`` and open it."""
     version = _package_version(archive)
@@ -334,7 +517,7 @@ def open_package(
     archive.extract(member, path, cap=limits.max_collection_bytes, zstd=zstd)
     media = _media_names(archive, limits, zstd)
     stats.media_in_package = len(media)
-    return AnkiCollection(path, archive.filename, limits, stats), media
+    return AnkiCollection(path, archive.filename, limits, stats, budget), media
 
 
 def card_uuid(workspace_id: uuid.UUID, guid: str, ordinal: int) -> uuid.UUID:
@@ -397,6 +580,8 @@ def drafts(
     for row in collection.cards():
         cid, nid, ordinal, did, odid, guid, mid, tags, flds, log = row
         stats.anki_cards += 1
+        if not stats.anki_cards % 256:
+            collection.budget.check()
         guid = _text(guid) or str(nid)
         where = {"note": nid, "card": cid}
         note_type = collection.note_types.get(mid)
@@ -408,7 +593,8 @@ def drafts(
             continue
         stats.note_types[note_type.name] = stats.note_types.get(note_type.name, 0) + 1
         try:
-            values = (flds or b"").decode("utf-8").split("\x1f")
+            raw_fields = flds if isinstance(flds, bytes) else _text(flds).encode()
+            values = raw_fields.decode("utf-8").split("\x1f")
         except UnicodeDecodeError:
             batch.append(
                 CardDraft(where, card_id, {}, problem=f"note {nid}: its fields are not UTF-8.")

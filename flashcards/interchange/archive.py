@@ -154,6 +154,18 @@ class PackageArchive:
                     stream = decoder.stream_reader(raw, read_across_frames=True)
                 while chunk := stream.read(CHUNK):
                     total += len(chunk)
+                    # The zstd layer gets the ZIP layer's ratio bound: its output against the
+                    # member's own (zstd-compressed) size.
+                    ratio = total / max(info.file_size, 1)
+                    if zstd and total > MIB and ratio > self.limits.max_compression_ratio:
+                        raise ImportRejected(
+                            f"member {name!r} expands more than "
+                            f"{self.limits.max_compression_ratio}-fold under zstd "
+                            f"({info.file_size} to over {total} bytes); refused as a "
+                            "compression bomb.",
+                            reason="archive_too_large",
+                            file=self.filename,
+                        )
                     if total > cap:
                         raise ImportRejected(
                             f"member {name!r} unpacks to more than {cap} bytes; refused.",

@@ -13,11 +13,13 @@ import csv
 import difflib
 import io
 import json
+import re
 import uuid
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 from flashcards.interchange.errors import ImportRejected
+from flashcards.interchange.limits import ImportBudget, ImportLimits
 from flashcards.rows import CARD_COLUMNS, REVIEW_EVENT_COLUMNS
 from flashcards.services.content import CARD_WRITABLE
 from flashcards.services.imports import CardDraft
@@ -29,6 +31,21 @@ IGNORED = tuple(c for c in CARD_COLUMNS if c not in CARD_WRITABLE and c != "card
 KNOWN = ("card_id", *CARD_WRITABLE, *IGNORED)
 # csv's default field limit is 128 KiB; a card's text is at most 20,000 characters anyway.
 csv.field_size_limit(1024 * 1024)
+
+
+# OWASP's CSV-injection rule: a cell a spreadsheet would read as a formula starts with one of
+# these. An export prefixes such a cell with a single quote — and also a cell that is already
+# quotes followed by one of them, so that an import can take exactly one quote off every cell of
+# the form ``'…'=…`` and get back the text (docs/decisions.md "Formula cells in exports").
+FORMULA_START = re.compile(r"'*[=+\-@\t\r]")
+
+
+def escape_formula(text: str) -> str:
+    return "'" + text if FORMULA_START.match(text) else text
+
+
+def unescape_formula(text: str) -> str:
+    return text[1:] if text.startswith("'") and FORMULA_START.match(text, 1) else text
 
 
 def format_tags(tags: list[str]) -> str:
@@ -50,35 +67,59 @@ def parse_tags(text: str) -> list[str]:
     return stripped.split(";") if stripped else []
 
 
-def _header(row: list[str], filename: str) -> list[str]:
+def _header(row: list[str], filename: str, limits: ImportLimits) -> list[str]:
+    """The header's column names, checked in one pass (a set of the names seen, a suggestion
+    only for the first few unknown ones); at most ``max_header_problems`` are reported, with a
+    count of the rest, and a header of more than ``max_csv_columns`` is refused unread."""
+    if len(row) > limits.max_csv_columns:
+        raise ImportRejected(
+            f"line 1: the header names {len(row)} columns; at most {limits.max_csv_columns} are "
+            f"accepted (the columns are {', '.join(('card_id', *CARD_WRITABLE))}).",
+            reason="bad_header",
+            file=filename,
+            problems=[{"line": 1, "message": f"{len(row)} columns"}],
+        )
     names = [name.strip().lower() for name in row]
     problems: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    duplicates: dict[str, None] = {}
+    known = set(KNOWN)
     for name in names:
-        if name not in KNOWN:
-            close = difflib.get_close_matches(name, KNOWN, n=1)
+        if name in seen:
+            duplicates[name] = None
+        seen.add(name)
+        if name not in known:
+            close = difflib.get_close_matches(name[:100], KNOWN, n=1)
             hint = f" Did you mean {close[0]}?" if close else ""
-            problems.append({"line": 1, "message": f"Unknown column {name!r}.{hint}"})
-    duplicates = sorted({n for n in names if names.count(n) > 1})
+            problems.append({"line": 1, "message": f"Unknown column {name[:100]!r}.{hint}"})
     if duplicates:
-        problems.append({"line": 1, "message": f"Column(s) named twice: {', '.join(duplicates)}."})
-    if "front_text" not in names and "card_id" not in names:
+        problems.append(
+            {"line": 1, "message": f"Column(s) named twice: {', '.join(sorted(duplicates))}."}
+        )
+    if "front_text" not in seen and "card_id" not in seen:
         problems.append(
             {"line": 1, "message": "The header must name front_text (or card_id, to update)."}
         )
     if problems:
+        shown = problems[: limits.max_header_problems]
+        omitted = len(problems) - len(shown)
+        more = f" ({omitted} more problem(s) not listed.)" if omitted else ""
         raise ImportRejected(
             "line 1: the header row is wrong: "
-            + " ".join(p["message"] for p in problems)
+            + " ".join(p["message"] for p in shown)
+            + more
             + f" The columns are {', '.join(('card_id', *CARD_WRITABLE))} (and the read-only "
             "columns of an export, which are ignored).",
             reason="bad_header",
             file=filename,
-            problems=problems,
+            problems=shown + ([{"line": 1, "omitted": omitted}] if omitted else []),
         )
     return names
 
 
-def _draft(line: int, names: list[str], row: list[str], filename: str) -> CardDraft:
+def _draft(
+    line: int, names: list[str], row: list[str], filename: str, raw: bool = False
+) -> CardDraft:
     where = {"line": line}
     if len(row) != len(names):
         return CardDraft(
@@ -88,6 +129,8 @@ def _draft(line: int, names: list[str], row: list[str], filename: str) -> CardDr
             problem=f"line {line} has {len(row)} values; the header names {len(names)} columns.",
         )
     cells = dict(zip(names, row, strict=True))
+    if not raw:
+        cells = {name: unescape_formula(text) for name, text in cells.items()}
     card_id: uuid.UUID | None = None
     raw_id = cells.get("card_id", "").strip()
     if raw_id:
@@ -121,9 +164,20 @@ def _draft(line: int, names: list[str], row: list[str], filename: str) -> CardDr
 
 
 def drafts(
-    stream: IO[bytes], filename: str, format: str, batch_size: int, info: dict[str, Any]
+    stream: IO[bytes],
+    filename: str,
+    format: str,
+    batch_size: int,
+    info: dict[str, Any],
+    *,
+    limits: ImportLimits | None = None,
+    budget: ImportBudget | None = None,
+    raw: bool = False,
 ) -> Iterator[list[CardDraft]]:
-    """Card drafts in batches, one per data line; ``info`` receives the header's columns."""
+    """Card drafts in batches, one per data line; ``info`` receives the header's columns.
+    Cells an export escaped as formulas (``'=…``) are read back unescaped unless ``raw``."""
+    limits = limits or ImportLimits()
+    budget = budget or ImportBudget(limits.max_import_seconds, filename)
     text = io.TextIOWrapper(stream, encoding="utf-8-sig", newline="", errors="strict")
     reader = csv.reader(text, delimiter=DELIMITERS[format], strict=True)
     line = 1
@@ -134,14 +188,16 @@ def drafts(
             raise ImportRejected(
                 "is empty: expected a header row.", reason="bad_header", file=filename
             )
-        names = _header(header, filename)
+        names = _header(header, filename, limits)
         info["columns"] = names
         info["ignored_columns"] = [n for n in names if n in IGNORED]
         batch: list[CardDraft] = []
         line = reader.line_num + 1
-        for row in reader:
+        for count, row in enumerate(reader, 1):
+            if not count % 256:
+                budget.check()
             if row and any(cell.strip() for cell in row):
-                batch.append(_draft(line, names, row, filename))
+                batch.append(_draft(line, names, row, filename, raw))
             line = reader.line_num + 1
             if len(batch) >= batch_size:
                 yield batch
@@ -191,11 +247,13 @@ def _first_bad_utf8(stream: IO[bytes]) -> tuple[int, int]:
 # ---------------------------------------------------------------- export
 
 
-def _cell(column: str, value: Any) -> str:
+def _cell(column: str, value: Any, raw: bool = False) -> str:
     if value is None:
         return ""
     if column == "tags":
-        return format_tags(value)
+        return format_tags(value) if raw else escape_formula(format_tags(value))
+    if isinstance(value, str) and not raw:
+        return escape_formula(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (dict, list)):
@@ -215,16 +273,17 @@ class _Line:
 
 
 def rows_as_text(
-    columns: tuple[str, ...], rows: Iterable[dict[str, Any]], format: str
+    columns: tuple[str, ...], rows: Iterable[dict[str, Any]], format: str, raw: bool = False
 ) -> Iterator[str]:
-    """The header, then one line per row (a line may hold quoted line breaks)."""
+    """The header, then one line per row (a line may hold quoted line breaks). Text cells a
+    spreadsheet would run as a formula are prefixed with ``'`` unless ``raw``."""
     target = _Line()
     writer = csv.writer(target, delimiter=DELIMITERS[format], lineterminator="\r\n")
     writer.writerow(columns)
     yield target.text
     for row in rows:
         target.text = ""
-        writer.writerow([_cell(c, row[c]) for c in columns])
+        writer.writerow([_cell(c, row[c], raw) for c in columns])
         yield target.text
 
 

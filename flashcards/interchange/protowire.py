@@ -4,6 +4,8 @@ version) without generated code. Unknown fields are skipped, as protobuf readers
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 
 class WireError(ValueError):
     pass
@@ -26,6 +28,14 @@ def decode(data: bytes) -> dict[int, list[int | bytes]]:
     """Field number -> its values in order: ints for varint and fixed fields, bytes for
     length-delimited ones (strings, nested messages, packed arrays)."""
     fields: dict[int, list[int | bytes]] = {}
+    for number, value in iter_fields(data):
+        fields.setdefault(number, []).append(value)
+    return fields
+
+
+def iter_fields(data: bytes) -> Iterator[tuple[int, int | bytes]]:
+    """(field number, value) in order, one at a time: a caller that needs one field, or counts
+    entries against a cap, never holds the whole message decoded."""
     at = 0
     while at < len(data):
         key, at = _varint(data, at)
@@ -46,8 +56,7 @@ def decode(data: bytes) -> dict[int, list[int | bytes]]:
             raise WireError(f"unsupported wire type {wire_type}")
         if at > len(data):
             raise WireError("fixed-size field runs past the end")
-        fields.setdefault(number, []).append(value)
-    return fields
+        yield number, value
 
 
 def first_int(fields: dict[int, list[int | bytes]], number: int, default: int = 0) -> int:

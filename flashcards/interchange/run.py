@@ -15,7 +15,7 @@ from typing import IO, Any
 from flashcards.interchange import anki, delimited
 from flashcards.interchange.archive import PackageArchive
 from flashcards.interchange.errors import ImportRejected
-from flashcards.interchange.limits import ImportLimits, import_limits
+from flashcards.interchange.limits import ImportBudget, ImportLimits, import_limits
 from flashcards.models import Card, ReviewEvent, Workspace
 from flashcards.rows import CARD_COLUMNS, REVIEW_EVENT_COLUMNS, card_row, review_event_row
 from flashcards.services.imports import ImportTally, import_cards
@@ -120,6 +120,7 @@ def import_file(
     field_mapping: dict[str, list[str]] | None = None,
     surface: str = "rest",
     limits: ImportLimits | None = None,
+    raw: bool = False,
 ) -> dict[str, Any]:
     """Import one file into ``workspace``, all or nothing; returns the report. Raises
     ImportRejected (nothing written) for a file that cannot be read or a row that breaks a rule."""
@@ -137,9 +138,22 @@ def import_file(
             )
         if fmt in ("csv", "tsv"):
             info: dict[str, Any] = {}
-            batches = delimited.drafts(fileobj, filename, fmt, limits.batch_size, info)
+            budget = ImportBudget(limits.max_import_seconds, filename)
+            batches = delimited.drafts(
+                fileobj,
+                filename,
+                fmt,
+                limits.batch_size,
+                info,
+                limits=limits,
+                budget=budget,
+                raw=raw,
+            )
             tally = import_cards(
-                workspace, batches, dry_run=dry_run, report_limit=limits.max_report_items
+                workspace,
+                budget.reading(batches),
+                dry_run=dry_run,
+                report_limit=limits.max_report_items,
             )
             extra: dict[str, Any] = {
                 "csv": {
@@ -207,9 +221,14 @@ def _import_anki(
     limits: ImportLimits,
 ) -> tuple[ImportTally, dict[str, Any]]:
     stats = anki.AnkiStats()
+    budget = ImportBudget(limits.max_import_seconds, filename)
     archive = PackageArchive(fileobj, filename, limits)
     with tempfile.TemporaryDirectory(prefix="flashcards-import-") as tmpdir:
-        collection, media = anki.open_package(archive, tmpdir, limits, stats)
+        budget.resume()
+        try:
+            collection, media = anki.open_package(archive, tmpdir, limits, stats, budget)
+        finally:
+            budget.pause()
         try:
             batches = anki.drafts(
                 collection,
@@ -219,7 +238,10 @@ def _import_anki(
                 media_limit=limits.max_report_media,
             )
             tally = import_cards(
-                workspace, batches, dry_run=dry_run, report_limit=limits.max_report_items
+                workspace,
+                budget.reading(batches),
+                dry_run=dry_run,
+                report_limit=limits.max_report_items,
             )
         finally:
             collection.close()
@@ -241,20 +263,25 @@ def _rows(
     return (review_event_row(e) for e in events.iterator(chunk_size=1000))
 
 
-def export_text(workspace: Workspace, what: str, fmt: str) -> Iterator[str]:
+def export_text(workspace: Workspace, what: str, fmt: str, raw: bool = False) -> Iterator[str]:
     """The whole export, a line at a time: cards oldest first (so an import replays tag
-    spellings in their original order), review events in review sequence order."""
-    return delimited.rows_as_text(EXPORTS[what], _rows(workspace, what), fmt)
+    spellings in their original order), review events in review sequence order. Formula cells
+    are escaped unless ``raw`` (delimited.escape_formula)."""
+    return delimited.rows_as_text(EXPORTS[what], _rows(workspace, what), fmt, raw)
+
+
+# An export page's offset: any row count a workspace can hold, far below SQL's 64-bit bound.
+MAX_EXPORT_OFFSET = 10**12
 
 
 def export_page(
-    workspace: Workspace, what: str, fmt: str, offset: int, limit: int
+    workspace: Workspace, what: str, fmt: str, offset: int, limit: int, raw: bool = False
 ) -> tuple[str, int, bool]:
     """One page of an export as text with its header: (text, rows, has_more)."""
     rows = list(_rows(workspace, what, offset, offset + limit + 1))
     has_more = len(rows) > limit
     rows = rows[:limit]
-    return "".join(delimited.rows_as_text(EXPORTS[what], rows, fmt)), len(rows), has_more
+    return "".join(delimited.rows_as_text(EXPORTS[what], rows, fmt, raw)), len(rows), has_more
 
 
 # ---------------------------------------------------------------- options as forms send them

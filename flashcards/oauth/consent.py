@@ -8,6 +8,7 @@ none."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -22,8 +23,12 @@ from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from flashcards.models import Workspace
 from flashcards.oauth.connections import active_connection, default_label
+from flashcards.oauth.models import Connection
 from flashcards.oauth.resource import is_this_resource, mcp_resource_url
 from flashcards.services import ensure_personal_workspace, member_workspaces
+
+# RFC 7636 §4.2: BASE64URL(SHA256(verifier)) is 43 characters; the grammar allows 43 to 128.
+CODE_CHALLENGE = re.compile(r"[A-Za-z0-9\-._~]{43,128}")
 
 
 class ConsentForm(AllowForm):
@@ -70,9 +75,30 @@ def _invalid_target(resource: str, credentials: dict[str, Any]) -> OAuthToolkitE
     )
 
 
+def _approved_by_someone(application: Any) -> bool:
+    return application is not None and Connection.objects.filter(application=application).exists()
+
+
 class ConsentView(AuthorizationView):
     template_name = "flashcards/oauth_consent.html"
     form_class = ConsentForm
+
+    def error_response(self, error: Any, application: Any, **kwargs: Any) -> Any:
+        """An error is sent back to the client's redirect URI only once some user has approved
+        that client; before that anyone may have registered it, so redirecting would make this
+        server an open redirector to any URI they listed: the error is shown here instead."""
+        if application is None:
+            client_id = self.request.GET.get("client_id") or self.request.POST.get("client_id")
+            if client_id:
+                application = (
+                    get_application_model().objects.filter(client_id=str(client_id)[:200]).first()
+                )
+        if _approved_by_someone(application):
+            return super().error_response(error, application, **kwargs)
+        oauthlib_error = error.oauthlib_error
+        context = self.get_context_data(error=oauthlib_error, application=application, form=None)
+        context["client_name"] = (application.name if application else "") or "An unknown client"
+        return self.render_to_response(context, status=oauthlib_error.status_code or 400)
 
     def validate_authorization_request(self, request: HttpRequest) -> Any:
         scopes, credentials = super().validate_authorization_request(request)
@@ -82,6 +108,13 @@ class ConsentView(AuthorizationView):
         ):
             raise _refusal(
                 "invalid_request", "PKCE with code_challenge_method=S256 is required.", credentials
+            )
+        if not CODE_CHALLENGE.fullmatch(credentials["code_challenge"]):
+            raise _refusal(
+                "invalid_request",
+                "code_challenge must be 43 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_', '~' "
+                "(RFC 7636 §4.2).",
+                credentials,
             )
         for resource in request.GET.getlist("resource"):
             if not is_this_resource(request, resource):

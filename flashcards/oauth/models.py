@@ -20,6 +20,9 @@ class Connection(models.Model):
         "oauth2_provider.Application", on_delete=models.CASCADE, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # The host of the redirect URI the user approved (the consent page showed it), kept as it was:
+    # the key page shows it, whatever the client's registration says later.
+    approved_host = models.CharField(max_length=255, blank=True, default="")
 
     class Meta:
         verbose_name = "OAuth connection"
@@ -34,5 +37,7 @@ class Connection(models.Model):
     @property
     def redirect_host(self) -> str:
         """Where the client receives its answers, as the consent page showed it."""
+        if self.approved_host:
+            return self.approved_host
         uris = self.application.redirect_uris.split()
         return urlsplit(uris[0]).netloc if uris else ""

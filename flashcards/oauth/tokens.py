@@ -13,7 +13,7 @@ from oauth2_provider.oauth2_backends import get_oauthlib_core
 from oauth2_provider.www_authenticate import build_bearer_challenge, challenge_status
 
 from flashcards.models import ApiKey
-from flashcards.oauth.connections import active_connection, mark_used
+from flashcards.oauth.connections import active_connection, issued_under, mark_used
 from flashcards.oauth.resource import resource_metadata_url
 
 MCP_SCOPE = "mcp"
@@ -52,7 +52,11 @@ def authenticate_access_token(request: Any) -> ApiKey:
         # token) are not for this resource.
         raise InvalidAccessToken("The access token is not valid for this resource.")
     connection = active_connection(token.user_id, token.application_id)
-    if connection is None or not connection.api_key.user.is_active:
+    if (
+        connection is None
+        or not connection.api_key.user.is_active
+        or not issued_under(token.created, connection)
+    ):
         raise InvalidAccessToken("This connection has been revoked; authorize the client again.")
     mark_used(connection.api_key)
     return connection.api_key

@@ -6,7 +6,7 @@ from oauth2_provider import views
 
 from flashcards.oauth.consent import ConsentView
 from flashcards.oauth.metadata import McpResourceMetadataView
-from flashcards.oauth.registration import RegistrationView
+from flashcards.oauth.registration import RegistrationManagementView, RegistrationView
 
 app_name = "oauth2_provider"
 
@@ -32,7 +32,7 @@ urlpatterns = [
     path("o/register/", RegistrationView.as_view(), name="dcr-register"),
     path(
         "o/register/<str:client_id>/",
-        views.DynamicClientRegistrationManagementView.as_view(),
+        RegistrationManagementView.as_view(),
         name="dcr-register-management",
     ),
 ]

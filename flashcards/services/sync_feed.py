@@ -18,6 +18,7 @@ from typing import Any
 
 from django.db.models import Exists, OuterRef
 
+from flashcards import safe_json
 from flashcards.models import Card, ChangeLog, Deck, ReviewEvent, Workspace
 from flashcards.rows import card_row, deck_row, review_event_row, workspace_row
 from flashcards.services.common import DomainError
@@ -135,7 +136,7 @@ def _decode_cursor(cursor: str) -> tuple[int, str, uuid.UUID | None]:
         field="cursor",
     )
     try:
-        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        data = safe_json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
         change_id, phase, after = data["c"], data["p"], data["a"]
         after_id = uuid.UUID(after) if after is not None else None
     except (ValueError, TypeError, KeyError, binascii.Error, UnicodeDecodeError) as exc:

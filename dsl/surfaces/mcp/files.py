@@ -23,7 +23,7 @@ from flashcards.http.envelope import success_body
 from flashcards.http.workspace import request_workspace
 from flashcards.interchange.errors import ImportRejected
 from flashcards.interchange.limits import import_limits
-from flashcards.interchange.run import FORMATS, export_page, import_file
+from flashcards.interchange.run import FORMATS, MAX_EXPORT_OFFSET, export_page, import_file
 
 Work = Callable[[ASGIRequest], dict[str, Any]]
 RunTool = Callable[[Context, Work], Awaitable[CallToolResult]]
@@ -84,16 +84,21 @@ def import_work(
 
 
 def export_work(
-    resource: str, format: str, offset: int, limit: int, workspace_id: str | None
+    resource: str,
+    format: str,
+    offset: int,
+    limit: int,
+    workspace_id: str | None,
+    raw: bool = False,
 ) -> Work:
     def work(request: ASGIRequest) -> dict[str, Any]:
         workspace = request_workspace(request, workspace_id)
         maximum = import_limits().max_export_page
         if not 1 <= limit <= maximum:
             raise invalid(f"limit must be 1..{maximum}; got {limit}.", "limit")
-        if offset < 0:
-            raise invalid("offset must be 0 or more.", "offset")
-        text, rows, has_more = export_page(workspace, resource, format, offset, limit)
+        if not 0 <= offset <= MAX_EXPORT_OFFSET:
+            raise invalid(f"offset must be 0..{MAX_EXPORT_OFFSET}; got {offset}.", "offset")
+        text, rows, has_more = export_page(workspace, resource, format, offset, limit, raw)
         data = {
             "resource": resource,
             "format": format,
@@ -148,8 +153,12 @@ def register_import_tools(server: MCPServer, run_tool: RunTool) -> None:
         offset: Annotated[int, Field(description="Rows to skip (data.offset + rowCount).")] = 0,
         limit: Annotated[int, Field(description="Rows per page, 1..1000.")] = 100,
         workspace_id: WorkspaceArg = None,
+        raw: Annotated[
+            bool,
+            Field(description="Write cells starting with = + - @ unescaped (default: '=…)."),
+        ] = False,
     ) -> CallToolResult:
-        return await run_tool(ctx, export_work(resource, format, offset, limit, workspace_id))
+        return await run_tool(ctx, export_work(resource, format, offset, limit, workspace_id, raw))
 
     server.add_tool(
         import_cards,

@@ -60,6 +60,7 @@ from flashcards.oauth.tokens import (
     challenge,
     is_api_key,
 )
+from flashcards.security.mcp_json import json_rpc_errors
 from flashcards.services import InvalidApiKey, authenticate_api_key
 
 logger = logging.getLogger(__name__)
@@ -661,4 +662,5 @@ def build_app() -> ASGIApp:
         # would only admit localhost.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    return ApiKeyMiddleware(app)
+    # GET opens no stream and every refusal is JSON-RPC (flashcards.security.mcp_json).
+    return ApiKeyMiddleware(json_rpc_errors(app))

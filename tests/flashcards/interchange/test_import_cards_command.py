@@ -30,3 +30,32 @@ def test_import_cards_names_the_bad_line(workspace, tmp_path):
 def test_import_cards_needs_a_real_workspace(db, tmp_path):
     with pytest.raises(CommandError, match="No workspace"):
         call_command("import_cards", str(tmp_path / "x.csv"), "--workspace", "nope")
+
+
+def test_import_cards_runs_without_a_secret_key(tmp_path):
+    """Issue #21: the command signs nothing, so it must not demand SECRET_KEY."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    path = tmp_path / "cards.csv"
+    path.write_text("front_text,back_text\na,b\n")
+    env = {
+        "PATH": os.environ["PATH"],
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'keyless.sqlite3'}",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DEBUG": "0",
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "import_cards", str(path), "--workspace", "nope"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    output = result.stdout + result.stderr
+    assert "SECRET_KEY" not in output, output
+    assert "No workspace" in output or "no such table" in output, output

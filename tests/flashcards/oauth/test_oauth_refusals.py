@@ -68,6 +68,7 @@ def test_a_code_works_once(registered):
 
 def test_a_plain_or_missing_pkce_challenge_is_refused(registered):
     connector, browser = registered
+    connect(connector, browser)  # approved once: errors go back to the client (issue #21)
     for overrides in ({"code_challenge_method": "plain"}, {"code_challenge": ""}):
         page = browser.get(connector.authorize_url(**overrides))
         params = redirect_params(page)
@@ -110,14 +111,17 @@ def test_registrations_nobody_approved_are_capped(registered):
 
 def test_a_denied_consent_redirects_with_access_denied(registered):
     connector, browser = registered
+    connect(connector, browser)  # approved once: errors go back to the client (issue #21)
+    before = Connection.objects.count()
     params = redirect_params(consent(browser, connector.authorize_url(), approve=False))
     assert params["error"] == "access_denied"
     assert params["state"] == connector.state
-    assert not Connection.objects.exists()
+    assert Connection.objects.count() == before
 
 
 def test_a_resource_other_than_mcp_is_invalid_target(registered):
     connector, browser = registered
+    connect(connector, browser)  # approved once: errors go back to the client (issue #21)
     page = browser.get(connector.authorize_url(resource="https://other.example/mcp"))
     params = redirect_params(page)
     assert params["error"] == "invalid_target"
