@@ -144,6 +144,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django requires it with a pool
 
+# PostgreSQL: seconds to wait for a new connection before giving up (libpq's connect_timeout, whole
+# seconds, at least 2), so an unreachable host (packets dropped, not refused) is a 503, not a hang.
+DB_CONNECT_TIMEOUT = int(os.environ.get("DB_CONNECT_TIMEOUT", "3"))
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", DB_CONNECT_TIMEOUT)
+# The circuit breaker of flashcards.http.db_errors: while PostgreSQL refuses connections, requests
+# that need it get their 503 at once, and one probe every this many seconds notices its return.
+DB_BREAKER_PROBE_SECONDS = float(os.environ.get("DB_BREAKER_PROBE_SECONDS", "0.5"))
+
 # SQLite reads the database file through a memory map of up to this many bytes (0 turns it off):
 # each connection reads pages straight from the operating
 # system's cache instead of copying them into its own 2 MB page cache with a system call each.
