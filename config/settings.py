@@ -218,9 +218,17 @@ CACHE_KEY_PREFIX = (
         f"{DATABASES['default'].get('PORT', '')}:{DATABASES['default']['NAME']}".encode()
     ).hexdigest()[:12]
 )
+# Django's Redis backend is served by flashcards.cache.BoundedRedisCache: one connection pool per
+# process, connect and socket timeouts of CACHE_TIMEOUT_SECONDS, a failed Redis remembered for
+# CACHE_RETRY_SECONDS (docs/deployment.md, "Redis").
+CACHE_BACKEND = os.environ.get("CACHE_BACKEND", "flashcards.cache.LockingFileBasedCache")
+if CACHE_BACKEND == "django.core.cache.backends.redis.RedisCache":
+    CACHE_BACKEND = "flashcards.cache.BoundedRedisCache"
+CACHE_TIMEOUT_SECONDS = float(os.environ.get("CACHE_TIMEOUT_SECONDS", "0.25"))
+CACHE_RETRY_SECONDS = float(os.environ.get("CACHE_RETRY_SECONDS", "2"))
 CACHES = {
     "default": {
-        "BACKEND": os.environ.get("CACHE_BACKEND", "flashcards.cache.LockingFileBasedCache"),
+        "BACKEND": CACHE_BACKEND,
         "LOCATION": os.environ.get("CACHE_LOCATION", str(BASE_DIR / "var" / "cache")),
         "KEY_PREFIX": CACHE_KEY_PREFIX,
     }
