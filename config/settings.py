@@ -96,6 +96,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "flashcards.http.db_errors.DatabaseUnavailableMiddleware",
+    "flashcards.http.handlers.BadRequestMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
