@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 
 from django.core.wsgi import get_wsgi_application
 
@@ -38,6 +39,27 @@ from flashcards.http.cors import cors_for_asgi  # noqa: E402
 from flashcards.http.request_id import remember_peer  # noqa: E402
 
 refuse_development_key(settings)
+
+
+def exit_with_the_supervisor() -> None:
+    """A worker process of ``manage.py serve --workers N`` ends when its supervisor dies, even by
+    SIGKILL: Linux sends it SIGTERM then (PR_SET_PDEATHSIG), so it shuts down gracefully and
+    releases the listening socket for the next ``serve``. Elsewhere (or not under ``serve``)
+    nothing changes."""
+    supervisor = os.environ.get("SERVE_SUPERVISOR_PID")
+    if not supervisor or not sys.platform.startswith("linux") or int(supervisor) == os.getpid():
+        return
+    import ctypes
+    import signal
+
+    pr_set_pdeathsig = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != int(supervisor):  # it died before the line above ran
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+exit_with_the_supervisor()
 
 # The API's 256 KiB body limit is applied while the body arrives (flashcards.http.body_limit), so an
 # oversized upload is never received whole, and a body sent without Content-Length reaches Django
