@@ -204,6 +204,11 @@ LOGIN_URL = "rest_framework:login"
 LOGIN_REDIRECT_URL = "console"
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024 + 1024
+# Every body is received before a worker thread takes the request (flashcards.http.body_limit):
+# at most this many bytes on routes outside /v1/ that take no upload, and a body that stalls (no
+# byte for this many seconds) is answered 408 and its connection closed (docs/deployment.md).
+REQUEST_BODY_MAX_BYTES = int(os.environ.get("REQUEST_BODY_MAX_BYTES", str(1024 * 1024)))
+REQUEST_BODY_IDLE_SECONDS = float(os.environ.get("REQUEST_BODY_IDLE_SECONDS", "10"))
 
 # The rate limit counts requests in this cache, so it must be shared by every worker process: the
 # default is a directory on disk with atomic counters (flashcards.cache, no setup step);
