@@ -160,17 +160,19 @@ def log_failure(
 def established_principal(request: Any) -> tuple[Any, Any]:
     """(user, auth) as far as they are known without querying: DRF's once it authenticated (also
     when that failed: it then stores the anonymous user); for a plain Django request (refused by
-    middleware) its session's user, unless loading it fails; (None, None) when DRF's
+    middleware, or an MCP call, whose key is a plain ``auth`` attribute) its user, unless loading
+    it fails; (None, None) when DRF's
     authentication itself failed with an error."""
     state = getattr(request, "__dict__", {})
     if "_request" in state:  # a DRF Request
         if "_user" not in state:
             return None, None
         return state.get("_user"), state.get("_auth")
+    auth = state.get("auth")  # set as a plain attribute by surfaces that authenticate (MCP)
     try:
-        return getattr(request, "user", None), None
+        return getattr(request, "user", None), auth
     except Exception:
-        return None, None
+        return None, auth
 
 
 SQL_PATH_PREFIX = "/v1/agent/sql"

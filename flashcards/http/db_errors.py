@@ -191,7 +191,18 @@ class CircuitBreaker:
             return True
 
 
-breaker = CircuitBreaker()
+_breakers: dict[tuple[Any, ...], CircuitBreaker] = {}
+_breakers_lock = threading.Lock()
+
+
+def breaker_for(params: dict[str, Any]) -> CircuitBreaker:
+    """The breaker of one database server and database (connection parameters name it)."""
+    target = (params.get("host"), params.get("port"), params.get("dbname"))
+    found = _breakers.get(target)
+    if found is None:
+        with _breakers_lock:
+            found = _breakers.setdefault(target, CircuitBreaker())
+    return found
 
 
 def probe_seconds() -> float:
@@ -200,7 +211,7 @@ def probe_seconds() -> float:
     return float(getattr(settings, "DB_BREAKER_PROBE_SECONDS", 0.5))
 
 
-def _circuit_open_error() -> Exception:
+def _circuit_open_error(breaker: CircuitBreaker) -> Exception:
     import psycopg
 
     class_ = _CIRCUIT_OPEN.get("class")
@@ -226,6 +237,10 @@ def install_breaker() -> None:
         from django.db.backends.postgresql import base
     except ImportError:  # psycopg not installed: SQLite only
         return
+    try:
+        from psycopg_pool import PoolTimeout
+    except ImportError:  # no pool installed: nothing raises it
+        PoolTimeout = type("PoolTimeout", (Exception,), {})
     wrapper = base.DatabaseWrapper
     if getattr(wrapper.get_new_connection, "breaker", False):
         return
@@ -233,15 +248,20 @@ def install_breaker() -> None:
     _slow_down_pool_backoff()
 
     def get_new_connection(self: Any, conn_params: dict[str, Any]) -> Any:
+        breaker = breaker_for(conn_params)
         if not breaker.may_try():
-            raise _circuit_open_error()
+            raise _circuit_open_error(breaker)
         pool = self.pool
         if pool is not None:
-            _watch_pool(pool)
+            _watch_pool(pool, breaker)
             if breaker.is_open:
-                _probe(conn_params)
+                _probe(conn_params, breaker)
         try:
             connection = original(self, conn_params)
+        except PoolTimeout:
+            # Every pooled connection busy: a full pool, not a database down (the pool's own
+            # connection attempts tell the breaker about that).
+            raise
         except psycopg.Error as exc:
             if type(exc) is not _CIRCUIT_OPEN.get("class"):
                 breaker.failed(exc)
@@ -253,7 +273,7 @@ def install_breaker() -> None:
     wrapper.get_new_connection = get_new_connection
 
 
-def _probe(conn_params: dict[str, Any]) -> None:
+def _probe(conn_params: dict[str, Any], breaker: CircuitBreaker) -> None:
     """One direct connection, outside the pool (whose waiters would wait its timeout)."""
     import psycopg
 
@@ -270,7 +290,7 @@ def _probe(conn_params: dict[str, Any]) -> None:
     breaker.succeeded()
 
 
-def _watch_pool(pool: Any) -> None:
+def _watch_pool(pool: Any, breaker: CircuitBreaker) -> None:
     """The pool's own connections report to the breaker, and a request waiting for a pooled
     connection gives up as soon as the breaker opens instead of at the pool's timeout."""
     if getattr(pool, "_breaker_watched", False):
@@ -294,16 +314,17 @@ def _watch_pool(pool: Any) -> None:
     getconn = pool.getconn
 
     def sliced_getconn(timeout: float | None = None) -> Any:
-        deadline = time.monotonic() + (pool.timeout if timeout is None else timeout)
+        total = pool.timeout if timeout is None else timeout
+        deadline = time.monotonic() + total
         while True:
             remaining = deadline - time.monotonic()
             try:
                 return getconn(timeout=max(0.0, min(remaining, GETCONN_SLICE_SECONDS)))
             except PoolTimeout:
                 if breaker.is_open:
-                    raise _circuit_open_error() from None
+                    raise _circuit_open_error(breaker) from None
                 if time.monotonic() >= deadline:
-                    raise
+                    raise PoolTimeout(f"couldn't get a connection after {total:.2f} sec") from None
 
     pool.connection_class = BreakerConnection
     pool.getconn = sliced_getconn
