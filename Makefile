@@ -8,7 +8,7 @@ PORT ?= 8000
 PG_URL ?= postgres://postgres@127.0.0.1:5432/flashcards
 PYTEST_ARGS ?= -q
 
-.PHONY: install lock run test test-postgres lint check format bench fuzz soak clean
+.PHONY: install lock run test test-postgres lint check format bench fuzz soak faults clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -84,6 +84,13 @@ soak: install
 	BENCH_DB=postgres $(BIN)/python -m bench.soak
 	SOAK_SECONDS=$${SOAK_SECONDS:-30} DATABASE_URL=$${SOAK_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/fc_soak} \
 		$(BIN)/pytest tests/reliability/test_concurrency.py -q -s
+
+## The fault suite (docs/reliability.md): PostgreSQL refusing connections (behind a proxy the
+## tests control), a paused and a killed Redis (their own redis-server), stalled clients, a killed
+## supervisor; a few minutes. Needs PostgreSQL (DATABASE_URL, default $(PG_URL)).
+faults: install
+	FAULT_OUTAGE_SECONDS=$${FAULT_OUTAGE_SECONDS:-10} DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} \
+		$(BIN)/pytest tests/reliability/faults -q -s -p no:cacheprovider
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

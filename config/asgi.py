@@ -18,6 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import sys
+import threading
+from typing import Any
 
 from django.core.wsgi import get_wsgi_application
 
@@ -38,6 +42,27 @@ from flashcards.http.request_id import remember_peer  # noqa: E402
 from flashcards.security.forwarded import TrustedProxyHeadersMiddleware  # noqa: E402
 
 refuse_development_key(settings)
+
+
+def exit_with_the_supervisor() -> None:
+    """A worker process of ``manage.py serve --workers N`` ends when its supervisor dies, even by
+    SIGKILL: Linux sends it SIGTERM then (PR_SET_PDEATHSIG), so it shuts down gracefully and
+    releases the listening socket for the next ``serve``. Elsewhere (or not under ``serve``)
+    nothing changes."""
+    supervisor = os.environ.get("SERVE_SUPERVISOR_PID")
+    if not supervisor or not sys.platform.startswith("linux") or int(supervisor) == os.getpid():
+        return
+    import ctypes
+    import signal
+
+    pr_set_pdeathsig = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != int(supervisor):  # it died before the line above ran
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+exit_with_the_supervisor()
 
 # The API's 256 KiB body limit is applied while the body arrives (flashcards.http.body_limit), so an
 # oversized upload is never received whole, and a body sent without Content-Length reaches Django
@@ -78,15 +103,64 @@ django_application = limit_api_bodies(
 
 def flushing_query_log_on_shutdown(receive: Receive) -> Receive:
     """The lifespan's receive, writing the queued query-log rows (dsl.runtime.querylog_writer) when the
-    server announces its shutdown, before the MCP app is told."""
+    server announces its shutdown, before the MCP app is told; at startup it starts watching for
+    the shutdown signal (``close_connections_once_stopping``)."""
 
     async def wrapped() -> dict:
         message = await receive()
+        if message.get("type") == "lifespan.startup":
+            watch_for_shutdown()
         if message.get("type") == "lifespan.shutdown":
             await asyncio.to_thread(query_log_writer.flush)
         return message
 
     return wrapped
+
+
+stopping = threading.Event()
+"""Set when the process has been told to stop (SIGTERM, SIGINT)."""
+
+
+def watch_for_shutdown() -> None:
+    """Chain a handler before uvicorn's own for SIGTERM and SIGINT (it installed them before the
+    lifespan started): it marks the process as stopping, then lets uvicorn shut down as usual."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        previous = signal.getsignal(signum)
+        if not callable(previous) or getattr(previous, "marks_stopping", False):
+            continue
+
+        def handler(sig: int, frame: Any, previous: Any = previous) -> None:
+            stopping.set()
+            previous(sig, frame)
+
+        handler.marks_stopping = True  # type: ignore[attr-defined]
+        signal.signal(signum, handler)
+
+
+def close_connections_once_stopping(app: ASGIApp) -> ASGIApp:
+    """Once the process is stopping, every response says ``Connection: close``, so a keep-alive
+    connection ends after its current request. uvicorn tells the connections it knows of when the
+    signal arrives, but a connection accepted during that sweep was never told and went on serving
+    its client's requests until the 20 s grace period ran out."""
+
+    async def closing(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+
+        async def send_closing(message: dict) -> None:
+            if message["type"] == "http.response.start" and stopping.is_set():
+                headers = [
+                    (n, v) for n, v in message.get("headers", []) if n.lower() != b"connection"
+                ]
+                message = {**message, "headers": [*headers, (b"connection", b"close")]}
+            await send(message)
+
+        await app(scope, receive, send_closing)
+
+    return closing
 
 
 def make_application() -> ASGIApp:
@@ -110,7 +184,9 @@ def make_application() -> ASGIApp:
     # FORWARDED_ALLOW_IPS are applied here, so `manage.py serve` turns uvicorn's own handling off;
     # from any other peer they are removed, so Django never reads a client's X-Forwarded-Proto.
     trusted = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
-    return remember_peer(TrustedProxyHeadersMiddleware(application, trusted_hosts=trusted))
+    return close_connections_once_stopping(
+        remember_peer(TrustedProxyHeadersMiddleware(application, trusted_hosts=trusted))
+    )
 
 
 application = make_application()

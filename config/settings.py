@@ -100,6 +100,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "flashcards.http.db_errors.DatabaseUnavailableMiddleware",
+    "flashcards.http.handlers.BadRequestMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -155,6 +156,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django requires it with a pool
 
+# PostgreSQL: seconds to wait for a new connection before giving up (libpq's connect_timeout, whole
+# seconds, at least 2), so an unreachable host (packets dropped, not refused) is a 503, not a hang.
+DB_CONNECT_TIMEOUT = int(os.environ.get("DB_CONNECT_TIMEOUT", "3"))
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", DB_CONNECT_TIMEOUT)
+# The circuit breaker of flashcards.http.db_errors: while PostgreSQL refuses connections, requests
+# that need it get their 503 at once, and one probe every this many seconds notices its return.
+DB_BREAKER_PROBE_SECONDS = float(os.environ.get("DB_BREAKER_PROBE_SECONDS", "0.5"))
+
 # SQLite reads the database file through a memory map of up to this many bytes (0 turns it off):
 # each connection reads pages straight from the operating
 # system's cache instead of copying them into its own 2 MB page cache with a system call each.
@@ -205,6 +215,11 @@ LOGIN_URL = "rest_framework:login"
 LOGIN_REDIRECT_URL = "console"
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024 + 1024
+# Every body is received before a worker thread takes the request (flashcards.http.body_limit):
+# at most this many bytes on routes outside /v1/ that take no upload, and a body that stalls (no
+# byte for this many seconds) is answered 408 and its connection closed (docs/deployment.md).
+REQUEST_BODY_MAX_BYTES = int(os.environ.get("REQUEST_BODY_MAX_BYTES", str(1024 * 1024)))
+REQUEST_BODY_IDLE_SECONDS = float(os.environ.get("REQUEST_BODY_IDLE_SECONDS", "10"))
 
 # The rate limit counts requests in this cache, so it must be shared by every worker process: the
 # default is a directory on disk with atomic counters (flashcards.cache, no setup step);
@@ -220,9 +235,17 @@ CACHE_KEY_PREFIX = (
         f"{DATABASES['default'].get('PORT', '')}:{DATABASES['default']['NAME']}".encode()
     ).hexdigest()[:12]
 )
+# Django's Redis backend is served by flashcards.cache.BoundedRedisCache: one connection pool per
+# process, connect and socket timeouts of CACHE_TIMEOUT_SECONDS, a failed Redis remembered for
+# CACHE_RETRY_SECONDS (docs/deployment.md, "Redis").
+CACHE_BACKEND = os.environ.get("CACHE_BACKEND", "flashcards.cache.LockingFileBasedCache")
+if CACHE_BACKEND == "django.core.cache.backends.redis.RedisCache":
+    CACHE_BACKEND = "flashcards.cache.BoundedRedisCache"
+CACHE_TIMEOUT_SECONDS = float(os.environ.get("CACHE_TIMEOUT_SECONDS", "0.25"))
+CACHE_RETRY_SECONDS = float(os.environ.get("CACHE_RETRY_SECONDS", "2"))
 CACHES = {
     "default": {
-        "BACKEND": os.environ.get("CACHE_BACKEND", "flashcards.cache.LockingFileBasedCache"),
+        "BACKEND": CACHE_BACKEND,
         "LOCATION": os.environ.get("CACHE_LOCATION", str(BASE_DIR / "var" / "cache")),
         "KEY_PREFIX": CACHE_KEY_PREFIX,
     }

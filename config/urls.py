@@ -12,5 +12,6 @@ urlpatterns = [
     path("", include("flashcards.oauth.urls")),
 ]
 
+handler400 = "flashcards.http.handlers.bad_request"
 handler404 = "flashcards.http.handlers.not_found"
 handler500 = "flashcards.http.handlers.server_error"

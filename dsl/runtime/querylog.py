@@ -132,20 +132,47 @@ def log_failure(
     sql: object = "",
     workspace: Workspace | None = None,
 ) -> None:
-    """Log a request the view refused before the dialect ran (bad body, auth, workspace).
-    Only the principal is recorded, never the Authorization header or key."""
-    auth = getattr(request, "auth", None)
-    record(
-        request_id=str(body.get("requestId", "")),
-        surface=surface,
-        sql=sql if isinstance(sql, str) else "",
-        body=body,
-        status_code=status_code,
-        duration_ms=duration_ms,
-        user=getattr(request, "user", None),
-        api_key=auth if isinstance(auth, ApiKey) else None,
-        workspace=workspace,
-    )
+    """Log a request the view refused before the dialect ran (bad body, auth, workspace, an
+    outage). Only the principal is recorded, never the Authorization header or key, and only
+    a principal already established: reading ``request.user`` of a request whose authentication
+    failed would run it again (DRF authenticates lazily), and during an outage that raises again
+    and loses the row. Never raises: what cannot be queued is one log line with the request id."""
+    request_id = str(body.get("requestId", ""))
+    try:
+        user, auth = established_principal(request)
+        record(
+            request_id=request_id,
+            surface=surface,
+            sql=sql if isinstance(sql, str) else "",
+            body=body,
+            status_code=status_code,
+            duration_ms=duration_ms,
+            user=user,
+            api_key=auth if isinstance(auth, ApiKey) else None,
+            workspace=workspace,
+        )
+    except Exception:
+        logger.exception(
+            "Could not log refused request %s (%s %s)", request_id, surface, status_code
+        )
+
+
+def established_principal(request: Any) -> tuple[Any, Any]:
+    """(user, auth) as far as they are known without querying: DRF's once it authenticated (also
+    when that failed: it then stores the anonymous user); for a plain Django request (refused by
+    middleware, or an MCP call, whose key is a plain ``auth`` attribute) its user, unless loading
+    it fails; (None, None) when DRF's
+    authentication itself failed with an error."""
+    state = getattr(request, "__dict__", {})
+    if "_request" in state:  # a DRF Request
+        if "_user" not in state:
+            return None, None
+        return state.get("_user"), state.get("_auth")
+    auth = state.get("auth")  # set as a plain attribute by surfaces that authenticate (MCP)
+    try:
+        return getattr(request, "user", None), auth
+    except Exception:
+        return None, auth
 
 
 SQL_PATH_PREFIX = "/v1/agent/sql"

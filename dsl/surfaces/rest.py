@@ -131,6 +131,14 @@ class SqlView(APIView):
     def _surface(self, request: Request) -> str:
         return "rest" if api_key_of(request) is not None else "browsable"
 
+    def _refused_surface(self, request: Request) -> str:
+        """The surface of a refused request without authenticating it again (DRF would, and
+        during an outage that raises again): when authentication itself failed with an error,
+        a key sent means the REST surface."""
+        if "_user" in request.__dict__:
+            return self._surface(request)
+        return "rest" if request.META.get("HTTP_AUTHORIZATION") else "browsable"
+
     @extend_schema(
         request=bodies.SqlRequestSerializer,
         responses={
@@ -183,7 +191,7 @@ class SqlView(APIView):
             started = getattr(self, "_started", None)
             log_failure(
                 self.request,
-                surface=self._surface(self.request),
+                surface=self._refused_surface(self.request),
                 body=response.data,
                 status_code=response.status_code,
                 duration_ms=(time.perf_counter() - started) * 1000 if started else 0.0,

@@ -1,29 +1,32 @@
-"""The API's 256 KiB body limit, enforced while the body is still arriving (ASGI).
+"""Every request body, on every route, received before the application takes a worker thread,
+within its route's limit (ASGI): ``limit_api_bodies`` wraps the Django application.
 
-Django's ASGI handler receives a request's whole body (in memory up to 2.5 MB, then in a
-temporary file) before it builds the request and runs any middleware, so ``RequestIdMiddleware``
-alone would answer a 2 GB upload with its 413 only after receiving all of it. ``limit_api_bodies``
-wraps the Django application and, for every request under ``/v1/`` (whatever its method: a
-GET's body is never read by a view, but the handler would receive it all the same), hands Django
-at most one byte past the limit:
+Django runs on a fixed pool of threads (config.asgi): a body the application read as it arrived
+would hold a thread for as long as its client took to send it, and four slow clients froze the
+server. So the body is received here first — in memory up to 1 MiB, then in a temporary file —
+and handed over whole; a body that stalls (no byte for ``REQUEST_BODY_IDLE_SECONDS``, default 10)
+is answered 408 and its connection closed, and a client that disconnects before its body is whole
+gets nothing run and nothing answered.
 
-- a declared ``Content-Length`` over the limit: none of the body is received; Django sees an empty
-  body and the middleware refuses the request by its declared size;
-- a body without ``Content-Length`` (chunked): received until it passes the limit, then cut there;
-  the middleware reads past the limit and refuses it (for POST, PUT, PATCH and DELETE; other
-  methods' bodies are not read, so the route answers as usual).
+The limits (docs/deployment.md, "Limits"): 256 KiB under ``/v1/``; the import uploads
+(flashcards.http.upload_limits: the API's, the console's and the admin's) up to the import limit;
+``REQUEST_BODY_MAX_BYTES`` (default 1 MiB) elsewhere. Over its limit, a body is never received:
 
-Either way the envelope, the request id and the query log entry are the middleware's, exactly as
-without this wrapper; only the rest of an oversized upload is never received.
-
-A body within the API's limit is received here before Django runs, and a client that disconnects
-before its body is whole gets nothing run and nothing answered: the server would otherwise hand
-Django the part that arrived (an empty body, as a rule) and log a request the client never
-finished as invalid JSON. Larger routes' uploads (imports) stream as they arrive. Everything else
-passes through untouched.
+- a declared ``Content-Length`` over the limit: none of the body is received. Under ``/v1/``,
+  Django sees an empty body and ``RequestIdMiddleware`` refuses the request by its declared size
+  (the envelope, the request id and the query-log entry are the middleware's); elsewhere the 413
+  is answered here;
+- a body without ``Content-Length`` (chunked): received until it passes the limit, then cut there
+  and handed over with its length declared (a WSGI application reads exactly Content-Length
+  bytes); for POST, PUT, PATCH and DELETE that is a 413 (the middleware's under ``/v1/``); other
+  methods' bodies are not read, so the route answers as usual.
 """
 
 from __future__ import annotations
+
+import asyncio
+import tempfile
+from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -37,65 +40,130 @@ RequestIdMiddleware can say so."""
 
 def limit_api_bodies(app: ASGIApp, limit: int = MAX_BODY_BYTES) -> ASGIApp:
     async def limited(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(API_PREFIX):
+        if scope["type"] != "http":
             await app(scope, receive, send)
             return
-        route_limit = body_limit_for(scope["path"], limit)
+        path = scope["path"]
+        api = path.startswith(API_PREFIX)
+        route_limit = body_limit_for(path, limit if api else other_route_limit())
         headers = [(n, v) for n, v in scope.get("headers") or () if n != UNDECLARED_HEADER]
         scope = {**scope, "headers": headers}
         declared = declared_length(scope)
-        if declared is not None and declared <= route_limit:
-            if declared > limit:  # an upload route's larger body streams to the view
-                await app(scope, receive, send)
+        if declared is not None and declared > route_limit:
+            if not api:
+                await _refuse_too_large(send, route_limit)
                 return
-            whole = await _read_all(receive)
-            if whole is None:
-                return
-            await app(scope, _Replayed(whole, receive), send)
-            return
-        if declared is not None:
             await app(scope, _CappedBody(receive, 0), send)
             return
-        # No usable Content-Length (chunked): take in at most one byte past the limit and hand
-        # the application that much with its length declared (a WSGI application reads exactly
-        # Content-Length bytes, so an undeclared body would look empty).
-        capped = _CappedBody(receive, route_limit + 1)
-        body = await _read_all(capped)
-        if body is None:
-            return
-        headers = [(n, v) for n, v in headers if n != b"content-length"]
-        headers.append((b"content-length", str(len(body)).encode()))
-        if len(body) > route_limit:
-            headers.append((UNDECLARED_HEADER, b"1"))
-        await app({**scope, "headers": headers}, _Replayed(body, capped), send)
+        # Received whole (or one byte past the limit when undeclared) before the application
+        # takes a worker thread, in memory up to SPOOL_BYTES and in a temporary file beyond.
+        capped = _CappedBody(receive, route_limit + 1) if declared is None else receive
+        with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as spool:
+            size = await _receive_into(spool, capped, body_idle_seconds())
+            if size is None:  # the client left before its body was whole: nothing to answer
+                return
+            if size == _STALLED:
+                await _refuse_stalled(send)
+                return
+            spool.seek(0)
+            if declared is None:
+                # A WSGI application reads exactly Content-Length bytes, so an undeclared body
+                # is handed over with its length declared.
+                headers = [(n, v) for n, v in headers if n != b"content-length"]
+                headers.append((b"content-length", str(size).encode()))
+                if size > route_limit:
+                    if not api and scope.get("method") in _BODY_METHODS:
+                        await _refuse_too_large(send, route_limit)
+                        return
+                    headers.append((UNDECLARED_HEADER, b"1"))
+                scope = {**scope, "headers": headers}
+            await app(scope, _Spooled(spool, capped), send)
 
     return limited
 
 
-async def _read_all(receive: Receive) -> bytes | None:
-    """The whole body, or None when the client disconnected before it ended."""
-    chunks = []
+SPOOL_BYTES = 1024 * 1024
+READ_CHUNK = 64 * 1024
+_STALLED = -1
+_BODY_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+def other_route_limit() -> int:
+    """Bodies of routes outside /v1/ that take no upload (forms, the OAuth endpoints)."""
+    from django.conf import settings
+
+    return int(getattr(settings, "REQUEST_BODY_MAX_BYTES", 1024 * 1024))
+
+
+def body_idle_seconds() -> float:
+    """Seconds a body may stall (no byte arriving) before the request is answered 408 and its
+    connection closed (docs/deployment.md, "Limits")."""
+    from django.conf import settings
+
+    return float(getattr(settings, "REQUEST_BODY_IDLE_SECONDS", 10))
+
+
+async def _receive_into(spool: Any, receive: Receive, idle: float) -> int | None:
+    """The body's size once whole, None when the client disconnected first, _STALLED when no byte
+    arrived for ``idle`` seconds."""
+    size = 0
     while True:
-        message = await receive()
+        try:
+            message = await asyncio.wait_for(receive(), timeout=idle)
+        except TimeoutError:
+            return _STALLED
         if message["type"] != "http.request":
             return None
-        chunks.append(message.get("body", b""))
+        chunk = message.get("body", b"")
+        spool.write(chunk)
+        size += len(chunk)
         if not message.get("more_body", False):
-            return b"".join(chunks)
+            return size
 
 
-class _Replayed:
-    """``receive`` that hands over an already received body, then what follows it."""
+async def _refuse_too_large(send: Send, limit: int) -> None:
+    await _plain(send, 413, f"Request body too large: the limit of this route is {limit} bytes.")
 
-    def __init__(self, body: bytes, rest: Receive) -> None:
-        self.body: bytes | None = body
+
+async def _refuse_stalled(send: Send) -> None:
+    await _plain(send, 408, "The request body stopped arriving; the connection is closed.")
+
+
+async def _plain(send: Send, status: int, text: str) -> None:
+    body = (text + "\n").encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class _Spooled:
+    """``receive`` that hands over a received body from its spool, in chunks, then what follows
+    it (the client's disconnect)."""
+
+    def __init__(self, spool: Any, rest: Receive) -> None:
+        self.spool = spool
         self.rest = rest
+        self.done = False
 
     async def __call__(self) -> Message:
-        if self.body is not None:
-            body, self.body = self.body, None
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await self.rest()
+        if self.done:
+            return await self.rest()
+        chunk = self.spool.read(READ_CHUNK)
+        more = len(chunk) == READ_CHUNK and self.spool.read(1) != b""
+        if more:
+            self.spool.seek(-1, 1)
+        else:
+            self.done = True
+        return {"type": "http.request", "body": chunk, "more_body": more}
 
 
 class _CappedBody:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import DisallowedHost, RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, get_script_prefix, get_urlconf, reverse
 from rest_framework import exceptions as drf_exceptions
@@ -74,7 +75,16 @@ def docs_for(request: HttpRequest | Any) -> dict[str, str]:
     Built once per origin and URL prefix (a handful per deployment) instead of on every request."""
     raw = getattr(request, "_request", request)
     urlconf = str(get_urlconf() or settings.ROOT_URLCONF)
-    origin = (raw.scheme, raw.get_host(), get_script_prefix(), urlconf)
+    try:
+        host = raw.get_host()
+    except DisallowedHost:
+        # A Host this server does not answer for is refused (400); its links stay relative
+        # rather than name that host.
+        return {
+            "discoveryUrl": _path("discovery", "/v1/"),
+            "grammarUrl": _path("grammar", "/v1/agent/grammar"),
+        }
+    origin = (raw.scheme, host, get_script_prefix(), urlconf)
     docs = _docs_by_origin.get(origin)
     if docs is None:
         docs = {
@@ -190,6 +200,27 @@ def _flatten(detail: Any) -> str:
     return str(detail)
 
 
+def refusal_of_bad_request(exc: BaseException) -> tuple[int, str, str, str] | None:
+    """(status, code, message, reason) for a request Django or the JSON parser refuses by its
+    shape — too many fields, a body over Django's limits, a Host not allowed, JSON nested past
+    the interpreter's recursion limit — or None for any other error."""
+    if isinstance(exc, RecursionError):
+        return 400, "REQUEST_INVALID", "The body is nested too deeply to parse.", "too_deep"
+    if isinstance(exc, RequestDataTooBig):
+        return 413, "REQUEST_TOO_LARGE", str(exc) or "The body is too large.", "body_too_large"
+    if isinstance(exc, DisallowedHost):
+        return (
+            400,
+            "REQUEST_INVALID",
+            "The Host header names a host this server does not serve.",
+            "disallowed_host",
+        )
+    if isinstance(exc, SuspiciousOperation):
+        reason = "too_many_fields" if type(exc).__name__ == "TooManyFieldsSent" else "bad_request"
+        return 400, "REQUEST_INVALID", str(exc) or "Bad request.", reason
+    return None
+
+
 def error_response_for(exc: Exception, request: Any) -> Response:
     """Map any exception to an envelope response. Never raises."""
     headers: dict[str, str] = {}
@@ -252,6 +283,11 @@ def error_response_for(exc: Exception, request: Any) -> Response:
         return Response(
             error_body(request, "REQUEST_INVALID", _flatten(exc.detail)), status=exc.status_code
         )
+    refused = refusal_of_bad_request(exc)
+    if refused is not None:
+        status_code, code, message, reason = refused
+        body = error_body(request, code, message, details={"reason": reason})
+        return Response(body, status=status_code)
     logger.exception("Unhandled error in API view", exc_info=exc)
     return Response(error_body(request, "INTERNAL_ERROR", "Internal server error."), status=500)
 

@@ -44,6 +44,7 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
 
+from flashcards.cache import is_remembered_failure
 from flashcards.models import ApiKey
 from flashcards.services import timestamps
 
@@ -167,8 +168,9 @@ def consume(principal: str, *, now: float | None = None) -> float | None:
     else:
         try:
             slot, previous = _reserve(principal, window, local, limit, elapsed)
-        except Exception:
-            logger.exception("Rate-limit cache unavailable; letting the request through")
+        except Exception as exc:
+            if not is_remembered_failure(exc):  # else logged once for the interval already
+                logger.exception("Rate-limit cache unavailable; letting the request through")
             return None
     if previous * (1 - elapsed) + slot <= limit:
         return None

@@ -8,9 +8,10 @@ import hmac
 import re
 import secrets
 from datetime import timedelta
+from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db import transaction
+from django.db import OperationalError, connection, transaction
 from django.db.models import Exists, OuterRef
 
 from flashcards.models import ApiKey, Membership, Workspace
@@ -122,7 +123,29 @@ def authenticate_api_key(raw: str) -> ApiKey:
             raise InvalidApiKey("The key's user is inactive.")
         key_cache.keys.put(api_key, generation)
     now = now_ms()
-    if api_key.last_used_at is None or now - api_key.last_used_at >= LAST_USED_REFRESH:
+    stale = api_key.last_used_at is None or now - api_key.last_used_at >= LAST_USED_REFRESH
+    if stale and _touch_last_used(api_key.pk, now):
         api_key.last_used_at = now
-        ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
     return api_key
+
+
+def _touch_last_used(pk: int, now: Any) -> bool:
+    """Record that the key was used: bookkeeping, so it never makes a request wait. On SQLite,
+    outside a transaction, the write is tried without waiting for the database lock (busy
+    timeout 0); while another writer holds it the write is skipped and tried again by the key's
+    next request. Inside a transaction (which holds the lock already) it is a plain update."""
+    if connection.vendor != "sqlite" or connection.in_atomic_block:
+        ApiKey.objects.filter(pk=pk).update(last_used_at=now)
+        return True
+    connection.ensure_connection()
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA busy_timeout")
+        (busy_ms,) = cursor.fetchone()
+        cursor.execute("PRAGMA busy_timeout = 0")
+        try:
+            ApiKey.objects.filter(pk=pk).update(last_used_at=now)
+            return True
+        except OperationalError:
+            return False  # "database is locked": another writer's turn; not this read's business
+        finally:
+            cursor.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")

@@ -32,6 +32,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 
+from flashcards.cache import is_remembered_failure
 from flashcards.models import ApiKey
 
 logger = logging.getLogger(__name__)
@@ -64,8 +65,9 @@ def current_generation() -> object:
         return memo[0]
     try:
         generation = cache.get(GENERATION_KEY) or 0
-    except Exception:
-        logger.warning("Auth cache generation unreadable; loading the key from the database")
+    except Exception as exc:
+        if not is_remembered_failure(exc):  # else logged once for the interval already
+            logger.warning("Auth cache generation unreadable; loading the key from the database")
         return _UNREADABLE
     _memo = (generation, now + generation_check_seconds())
     return generation
@@ -120,11 +122,12 @@ def _bump_generation() -> None:
             cache.incr(GENERATION_KEY)
         except ValueError:  # never bumped (or evicted): any new value differs from the 0 read
             cache.set(GENERATION_KEY, 1, timeout=None)
-    except Exception:
-        logger.exception(
-            "Could not bump the auth cache generation; other processes see the change within "
-            "AUTH_CACHE_SECONDS"
-        )
+    except Exception as exc:
+        if not is_remembered_failure(exc):  # else logged once for the interval already
+            logger.exception(
+                "Could not bump the auth cache generation; other processes see the change "
+                "within AUTH_CACHE_SECONDS"
+            )
     # Again after the commit: a request of this process that read the old rows between the first
     # clear and the commit must not keep them.
     forget_generation()

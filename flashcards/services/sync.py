@@ -433,6 +433,22 @@ def _result(
     return OperationResult(operation_id, entity_type, entity_id, outcome.status, outcome.change_id)
 
 
+def _reused_for_another_entity(
+    operation_id: str, op: PushOperation, first: tuple[str, str] | None
+) -> str | None:
+    """The error of an operation id already applied to another entity: resending an operation is
+    a `duplicate`, but reusing its id for a different change is a client bug that would otherwise
+    drop the change silently."""
+    if first is None or not isinstance(op.entity_type, str) or not isinstance(op.entity_id, str):
+        return None
+    if (op.entity_type, op.entity_id.lower()) == first:
+        return None
+    return (
+        f"operation_id {operation_id!r} was already applied to {first[0]} {first[1]}; "
+        "an operation id names one change: send this one under a new operation id."
+    )
+
+
 @transaction.atomic
 def push_operations(
     workspace: Workspace,
@@ -455,9 +471,21 @@ def push_operations(
             workspace=ws, replica_id=replica_id, operation_id__in=set(operation_ids)
         )
     }
+    # Which entity each seen id changed (from the change feed; an `ignored` one is unknown).
+    entities: dict[str, tuple[str, str]] = {
+        change.operation_id: (change.entity_type, change.entity_id.lower())
+        for change in ChangeLog.objects.filter(
+            workspace=ws,
+            change_id__in=[o.change_id for o in applied.values() if o.change_id is not None],
+        )
+    }
     results = []
     for operation_id, op in zip(operation_ids, operations, strict=True):
         if operation_id in applied:
+            reused = _reused_for_another_entity(operation_id, op, entities.get(operation_id))
+            if reused is not None:
+                results.append(_result(operation_id, op, None, reused))
+                continue
             results.append(_result(operation_id, op, applied[operation_id]))
             continue
         try:
@@ -479,5 +507,7 @@ def push_operations(
             results.append(_result(operation_id, op, None, message))
             continue
         applied[operation_id] = _Outcome("duplicate", outcome.change_id)
+        if isinstance(op.entity_type, str) and isinstance(op.entity_id, str):
+            entities[operation_id] = (op.entity_type, op.entity_id.lower())
         results.append(_result(operation_id, op, outcome))
     return results

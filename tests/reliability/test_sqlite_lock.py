@@ -154,3 +154,30 @@ def test_a_locked_database_answers_503_within_the_limit_and_the_row_is_logged(se
     assert _logged(database, refused_id) == (503, "SERVICE_UNAVAILABLE")
     status, _, _, _ = _post(f"{url}/v1/agent/sql", key, insert)
     assert status == 200
+
+
+def test_a_read_with_a_cold_key_is_answered_while_a_writer_holds_the_lock(served, request):
+    """Authentication's bookkeeping (the key's last_used_at) never waits for the lock: a key not
+    used for minutes reads at once, and its last_used_at is written by a later request."""
+    url, key, database = served
+    locker = sqlite3.connect(database, isolation_level=None)
+    locker.execute("BEGIN IMMEDIATE")
+    try:
+        status, body, _, took = _post(
+            f"{url}/v1/agent/sql", key, {"sql": "SELECT COUNT(*) AS n FROM cards"}
+        )
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    assert status == 200, body
+    # Written on the request path, the read's own query-log row waits for the lock (and is then
+    # handed to the writer thread); with the writer thread, nothing waits.
+    if request.node.callspec.params["served"] == "1":
+        assert took < BUSY_TIMEOUT, took
+    status, body, _, _ = _post(
+        f"{url}/v1/agent/sql", key, {"sql": "SELECT COUNT(*) AS n FROM cards"}
+    )
+    assert status == 200, body
+    with sqlite3.connect(database, timeout=5) as reader:
+        (used,) = reader.execute("SELECT last_used_at FROM flashcards_apikey").fetchone()
+    assert used is not None

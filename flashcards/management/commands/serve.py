@@ -94,6 +94,8 @@ class Command(BaseCommand):
             os.environ.pop("DJANGO_ALLOW_INSECURE_KEY", None)
         # Read by config.asgi, in this process and in the workers it starts.
         os.environ["FORWARDED_ALLOW_IPS"] = options["forwarded_allow_ips"]
+        # Workers exit when this process dies (config.asgi.exit_with_the_supervisor).
+        os.environ["SERVE_SUPERVISOR_PID"] = str(os.getpid())
         sock = listening_socket(options["host"], options["port"], options["backlog"])
         config = uvicorn.Config(APPLICATION, **uvicorn_options(options))
         self.stdout.write(

@@ -323,3 +323,19 @@ def test_tag_rows_exist_for_live_cards_only(sync, workspace):
     assert _tag_rows(card_id) == ["c"]
     services.delete_cards(workspace, [card_id])
     assert _tag_rows(card_id) == []
+
+
+def test_an_operation_id_reused_for_another_card_is_rejected_not_a_duplicate(sync, workspace):
+    card_a, card_b = new_id(), new_id()
+    first = sync.push_one(card_op(card_a, at=ts(1), op_id="op-1"))
+    assert first["status"] == "applied"
+    reused = sync.push_one(card_op(card_b, at=ts(2), op_id="op-1", front_text="other"))
+    assert reused["status"] == "rejected", reused
+    assert "op-1" in reused["error"] and card_a in reused["error"]
+    assert not Card.objects.filter(pk=card_b).exists()
+    # Inside one push too.
+    card_c, card_d = new_id(), new_id()
+    results = sync.push(
+        [card_op(card_c, at=ts(3), op_id="op-2"), card_op(card_d, at=ts(3), op_id="op-2")]
+    )
+    assert [r["status"] for r in results] == ["applied", "rejected"]
