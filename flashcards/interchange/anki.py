@@ -22,12 +22,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from flashcards.interchange import protowire
+from flashcards.interchange import anki_schedule, protowire
+from flashcards.interchange.anki_schedule import AnkiCardState, Preset
 from flashcards.interchange.archive import PackageArchive
 from flashcards.interchange.cloze import cloze_numbers, render_cloze
 from flashcards.interchange.errors import ImportRejected
 from flashcards.interchange.html_text import html_to_text
 from flashcards.interchange.limits import ImportLimits
+from flashcards.scheduling import CardSchedule
 from flashcards.services.imports import CardDraft, ReviewDraft
 
 # Card and review-event ids are uuid5 names in this namespace: the same Anki card imported into
@@ -70,6 +72,10 @@ class AnkiStats:
     media_referenced: dict[str, None] = field(default_factory=dict)
     media_referenced_count: int = 0
     note_types: dict[str, int] = field(default_factory=dict)
+    schedules_from_anki: int = 0
+    schedules_to_replay: int = 0
+    suspended: int = 0
+    buried: int = 0
 
 
 def _text(value: object) -> str:
@@ -110,6 +116,14 @@ class AnkiCollection:
             stats.schema_version = self.schema
             self.note_types, self.decks = (
                 self._tables_layout() if self._has_table("notetypes") else self._json_layout()
+            )
+            self.config = self._config()
+            self.presets, self.deck_presets = (
+                self._tables_presets() if self._has_table("deck_config") else self._json_presets()
+            )
+            crt = self.db.execute("SELECT crt FROM col").fetchone()[0]
+            self.day = anki_schedule.day_settings(
+                crt if isinstance(crt, int) else 0, self.config, None
             )
         except sqlite3.DatabaseError as exc:
             self.close()
@@ -184,6 +198,46 @@ class AnkiCollection:
             )
         return note_types, {int(d["id"]): str(d["name"]) for d in decks.values()}
 
+    def _config(self) -> dict[str, Any]:
+        if self._has_table("config"):
+            config: dict[str, Any] = {}
+            for key, value in self.db.execute("SELECT key, val FROM config"):
+                try:
+                    config[_text(key)] = json.loads(_text(value))
+                except ValueError:
+                    continue
+            return config
+        row = self.db.execute("SELECT conf FROM col").fetchone()
+        parsed = json.loads(_text(row[0]) or "{}") if row else {}
+        return parsed if isinstance(parsed, dict) else {}
+
+    def _json_presets(self) -> tuple[dict[int, Preset], dict[int, int]]:
+        row = self.db.execute("SELECT decks, dconf FROM col").fetchone()
+        decks = json.loads(_text(row[0]) or "{}")
+        dconf = json.loads(_text(row[1]) or "{}")
+        presets = {int(raw["id"]): anki_schedule.preset_from_json(raw) for raw in dconf.values()}
+        deck_presets = {
+            int(d["id"]): int(d.get("conf", 1)) for d in decks.values() if not d.get("dyn")
+        }
+        return presets, deck_presets
+
+    def _tables_presets(self) -> tuple[dict[int, Preset], dict[int, int]]:
+        presets = {
+            preset_id: anki_schedule.preset_from_proto(preset_id, _text(name), config)
+            for preset_id, name, config in self.db.execute(
+                "SELECT id, name, config FROM deck_config"
+            )
+        }
+        deck_presets: dict[int, int] = {}
+        for deck_id, kind in self.db.execute("SELECT id, kind FROM decks"):
+            preset = anki_schedule.deck_config_id(kind if isinstance(kind, bytes) else b"")
+            if preset is not None:
+                deck_presets[deck_id] = preset
+        return presets, deck_presets
+
+    def preset_of(self, deck_id: int) -> Preset | None:
+        return self.presets.get(self.deck_presets.get(deck_id, 1))
+
     def _tables_layout(self) -> tuple[dict[int, NoteType], dict[int, str]]:
         fields: dict[int, list[str]] = {}
         for ntid, _, name in self.db.execute("SELECT ntid, ord, name FROM fields ORDER BY 1, 2"):
@@ -210,11 +264,13 @@ class AnkiCollection:
 
     def cards(self) -> Iterator[tuple[Any, ...]]:
         """(card id, note id, ord, deck, original deck, guid, note type id, tags, fields,
+        type, queue, due, ivl, reps, lapses, left, odue, data,
         [(revlog id, ease, type), ...]) in card id order."""
         try:
             self.stats.notes = self.db.execute("SELECT count(*) FROM notes").fetchone()[0]
             cards = self.db.execute(
-                "SELECT c.id, c.nid, c.ord, c.did, c.odid, n.guid, n.mid, n.tags, n.flds "
+                "SELECT c.id, c.nid, c.ord, c.did, c.odid, n.guid, n.mid, n.tags, n.flds, "
+                "c.type, c.queue, c.due, c.ivl, c.reps, c.lapses, c.left, c.odue, c.data "
                 "FROM cards c JOIN notes n ON n.id = c.nid ORDER BY c.id"
             )
             log = self.db.execute("SELECT id, cid, ease, type FROM revlog ORDER BY cid, id")
@@ -375,6 +431,28 @@ def _reverses(note_type: NoteType, ordinal: int, shown: set[str], front: str, ba
     )
 
 
+def _schedule(
+    collection: AnkiCollection, state: AnkiCardState, deck_id: int, reviews: list[ReviewDraft]
+) -> CardSchedule | None:
+    """Anki's own schedule for the card when it carries an FSRS memory state; None (the log is
+    replayed) otherwise. Counted per way and per preset."""
+    if state.type == anki_schedule.NEW:
+        return None
+    preset = collection.preset_of(deck_id)
+    last_ms = int(reviews[-1].reviewed_at.timestamp() * 1000) if reviews else None
+    steps = preset.learning_steps if state.type == anki_schedule.LEARNING else None
+    if steps is None and preset is not None:
+        steps = preset.relearning_steps
+    schedule = anki_schedule.anki_schedule(state, collection.day, len(steps or ()), last_ms)
+    if schedule is None:
+        collection.stats.schedules_to_replay += bool(reviews)
+        return None
+    collection.stats.schedules_from_anki += 1
+    if preset is not None:
+        preset.cards += 1
+    return schedule
+
+
 def _note_tags(raw: object, deck: str | None) -> list[str]:
     tags = _text(raw).split()
     if deck:
@@ -395,7 +473,13 @@ def drafts(
     choices = _field_choices(collection, mapping, filename)
     batch: list[CardDraft] = []
     for row in collection.cards():
-        cid, nid, ordinal, did, odid, guid, mid, tags, flds, log = row
+        cid, nid, ordinal, did, odid, guid, mid, tags, flds, *columns, data, log = row
+        kind, queue, due, ivl, reps, lapses, left, odue = (
+            c if isinstance(c, int) else 0 for c in columns
+        )
+        state = AnkiCardState(
+            kind, queue, due, ivl, reps, lapses, left, odue, odid or 0, data=_text(data)
+        )
         stats.anki_cards += 1
         guid = _text(guid) or str(nid)
         where = {"note": nid, "card": cid}
@@ -455,6 +539,13 @@ def drafts(
         deck_id = odid or did
         deck = collection.decks.get(deck_id) if deck_id != DEFAULT_DECK_ID else None
         reviews, problem = _reviews(card_id, log, stats)
+        schedule = _schedule(collection, state, odid or did, reviews)
+        suspended = state.queue == anki_schedule.SUSPENDED
+        stats.suspended += suspended
+        stats.buried += state.queue in (
+            anki_schedule.SIBLING_BURIED,
+            anki_schedule.MANUALLY_BURIED,
+        )
         source: dict[str, Any] = {
             "kind": "anki",
             "file": filename,
@@ -467,6 +558,8 @@ def drafts(
         }
         if media:
             source["media"] = media
+        if suspended:
+            source["suspended"] = True
         if problem is None and not front:
             problem = f"note {nid} ({note_type.name}): the front is empty once HTML is removed."
         batch.append(
@@ -481,6 +574,8 @@ def drafts(
                 },
                 metadata={"version": 1, "source": source},
                 reviews=reviews,
+                schedule=schedule,
+                suspended=suspended,
                 problem=f"note {nid}: {problem}"
                 if problem and not problem.startswith("note")
                 else problem,

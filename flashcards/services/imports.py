@@ -6,9 +6,11 @@ reader and are written batch by batch (bulk inserts, one UPDATE per batch of cha
 change-log entry per entity), so memory and statements per row stay flat whatever the file's
 size. Every row goes through the same field rules as ``create_cards`` / ``update_cards``; a row
 that breaks one is reported with where it came from and the whole import is rolled back, as is
-every dry run. A card's scheduling state is rebuilt by replaying all of its review events — the
-imported ones and any it already had — through the product's FSRS scheduler with the workspace's
-settings, so the state is the one this product (and every syncing client) computes.
+every dry run. A card whose source stored its schedule (an Anki card with an FSRS memory state)
+takes that schedule as it is, and its review events are stored as history; any other card's
+scheduling state is rebuilt by replaying all of its review events — the imported ones and any it
+already had — through the product's FSRS scheduler with the workspace's settings. A card reviewed
+here after the source's last review keeps the newer state: its whole history is replayed.
 """
 
 from __future__ import annotations
@@ -22,13 +24,14 @@ from typing import Any
 from django.db import transaction
 
 from flashcards.models import SERVER_REPLICA, Card, CardTag, ReviewEvent, Workspace
-from flashcards.scheduling import rebuild_schedule
+from flashcards.scheduling import CardSchedule, rebuild_schedule
 from flashcards.services.bulk_rows import insert_rows
 from flashcards.services.common import DomainError, WriteContext, lock_workspace, record_changes
 from flashcards.services.content import CARD_WRITABLE, clean_card_fields
 from flashcards.services.scheduling import (
     SCHEDULE_FIELDS,
     apply_schedule,
+    card_schedule,
     workspace_scheduler_settings,
 )
 from flashcards.services.tags import canonical_spelling, replace_card_tags, resolve_tags
@@ -68,6 +71,12 @@ class CardDraft:
     metadata: dict[str, Any] | None = None
     reviews: list[ReviewDraft] = field(default_factory=list)
     problem: str | None = None
+    # The schedule the source stored (Anki's FSRS memory state and due): taken as it is
+    # instead of replaying ``reviews``, unless the card was reviewed here since.
+    schedule: CardSchedule | None = None
+    # Seam for the ``suspended`` card column (#22): the source's suspension, not yet stored
+    # in a column of its own (the Anki reader also keeps it in metadata.source).
+    suspended: bool | None = None
 
 
 @dataclass
@@ -82,6 +91,7 @@ class ImportTally:
     review_events_created: int = 0
     review_events_existing: int = 0
     schedules_rebuilt: int = 0
+    schedules_taken: int = 0
     changes: int = 0
     items: list[dict[str, Any]] = field(default_factory=list)
     items_omitted: int = 0
@@ -232,6 +242,13 @@ def _history_of(card_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[tuple[datetim
     return history
 
 
+def _source_is_newer(schedule: CardSchedule, card: Card) -> bool:
+    """The source's schedule replaces the card's unless the card was reviewed here after the
+    source's last review (then the card's own, replayed, schedule is the newer one)."""
+    mine = card.fsrs_last_reviewed_at
+    return mine is None or schedule.last_reviewed_at is None or schedule.last_reviewed_at >= mine
+
+
 def _write_batch(batch: _Batch) -> None:
     ws, tally, at = batch.ws, batch.tally, batch.at
     client_at, replica, operation = batch.context.stamp(at)
@@ -239,23 +256,31 @@ def _write_batch(batch: _Batch) -> None:
     new_events = _new_events(batch)
     prior = _history_of([card.id for _, card, _ in batch.updates if card.id in new_events])
     events: list[ReviewEvent] = []
+    # Cards whose schedule changed by taking the source's (an update then writes the fields).
+    taken: set[uuid.UUID] = set()
 
     def reschedule(draft: CardDraft, card: Card) -> bool:
         """Replay the card's whole history; False (and the card rejected) when it cannot be."""
         fresh = sorted(new_events.get(card.id, ()), key=lambda r: r.reviewed_at)
-        if not fresh:
+        if draft.schedule is not None and _source_is_newer(draft.schedule, card):
+            if card_schedule(card) != draft.schedule:
+                apply_schedule(card, draft.schedule)
+                taken.add(card.id)
+            tally.schedules_taken += 1
+        elif not fresh:
             return True
-        history = [(when, 0, seq, rating) for when, seq, rating in prior.get(card.id, ())]
-        history += [(r.reviewed_at, 1, i, r.rating) for i, r in enumerate(fresh)]
-        history.sort(key=lambda h: (h[0], h[1], h[2]))
-        try:
-            schedule = rebuild_schedule(settings, [(h[3], h[0]) for h in history])
-        except (ValueError, OverflowError) as exc:
-            tally.rejected += 1
-            batch.note(draft, "rejected", card.id, f"Review history: {exc}.")
-            return False
-        apply_schedule(card, schedule)
-        tally.schedules_rebuilt += 1
+        else:
+            history = [(when, 0, seq, rating) for when, seq, rating in prior.get(card.id, ())]
+            history += [(r.reviewed_at, 1, i, r.rating) for i, r in enumerate(fresh)]
+            history.sort(key=lambda h: (h[0], h[1], h[2]))
+            try:
+                schedule = rebuild_schedule(settings, [(h[3], h[0]) for h in history])
+            except (ValueError, OverflowError) as exc:
+                tally.rejected += 1
+                batch.note(draft, "rejected", card.id, f"Review history: {exc}.")
+                return False
+            apply_schedule(card, schedule)
+            tally.schedules_rebuilt += 1
         for review in fresh:
             ws.last_review_sequence += 1
             events.append(
@@ -294,7 +319,7 @@ def _write_batch(batch: _Batch) -> None:
         had_events = card.id in new_events
         if not reschedule(draft, card):
             continue
-        if had_events:
+        if had_events or card.id in taken:
             changed = changed | set(SCHEDULE_FIELDS)
         if not changed:
             tally.unchanged += 1
