@@ -29,6 +29,7 @@ from flashcards.interchange.cloze import cloze_numbers, render_cloze
 from flashcards.interchange.errors import ImportRejected
 from flashcards.interchange.html_text import html_to_text
 from flashcards.interchange.limits import ImportLimits
+from flashcards.interchange.templates import render_card
 from flashcards.scheduling import CardSchedule
 from flashcards.services.imports import CardDraft, ReviewDraft
 
@@ -56,6 +57,8 @@ class NoteType:
     fields: tuple[str, ...]
     # template ord -> question format
     questions: dict[int, str]
+    # template ord -> (answer format, template name)
+    answers: dict[int, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -73,6 +76,8 @@ class AnkiStats:
     media_referenced_count: int = 0
     note_types: dict[str, int] = field(default_factory=dict)
     schedules_from_anki: int = 0
+    not_generated: int = 0
+    image_occlusion: int = 0
     schedules_to_replay: int = 0
     suspended: int = 0
     buried: int = 0
@@ -195,6 +200,10 @@ class AnkiCollection:
                 is_cloze=raw.get("type") == 1,
                 fields=fields,
                 questions={int(t["ord"]): str(t.get("qfmt", "")) for t in raw.get("tmpls", [])},
+                answers={
+                    int(t["ord"]): (str(t.get("afmt", "")), str(t.get("name", "")))
+                    for t in raw.get("tmpls", [])
+                },
             )
         return note_types, {int(d["id"]): str(d["name"]) for d in decks.values()}
 
@@ -243,9 +252,13 @@ class AnkiCollection:
         for ntid, _, name in self.db.execute("SELECT ntid, ord, name FROM fields ORDER BY 1, 2"):
             fields.setdefault(ntid, []).append(_text(name))
         questions: dict[int, dict[int, str]] = {}
-        for ntid, ordinal, config in self.db.execute("SELECT ntid, ord, config FROM templates"):
+        answers: dict[int, dict[int, tuple[str, str]]] = {}
+        for ntid, ordinal, name, config in self.db.execute(
+            "SELECT ntid, ord, name, config FROM templates"
+        ):
             parsed = protowire.decode(config or b"")
             questions.setdefault(ntid, {})[ordinal] = protowire.first_text(parsed, 1)
+            answers.setdefault(ntid, {})[ordinal] = (protowire.first_text(parsed, 2), _text(name))
         note_types: dict[int, NoteType] = {}
         for ntid, name, config in self.db.execute("SELECT id, name, config FROM notetypes"):
             kind = protowire.first_int(protowire.decode(config or b""), 1)
@@ -255,6 +268,7 @@ class AnkiCollection:
                 is_cloze=kind == 1,
                 fields=tuple(fields.get(ntid, ())),
                 questions=questions.get(ntid, {}),
+                answers=answers.get(ntid, {}),
             )
         decks = {
             deck_id: _text(name).replace("\x1f", "::")
@@ -453,6 +467,15 @@ def _schedule(
     return schedule
 
 
+def _deck_tag(collection: AnkiCollection, deck_id: int) -> str | None:
+    """The deck as a tag: every deck but the untouched "Default" one (a renamed Default deck
+    is a deck the user named, so it keeps its tag)."""
+    name = collection.decks.get(deck_id)
+    if deck_id == DEFAULT_DECK_ID and name in (None, "Default"):
+        return None
+    return name
+
+
 def _note_tags(raw: object, deck: str | None) -> list[str]:
     tags = _text(raw).split()
     if deck:
@@ -491,6 +514,8 @@ def drafts(
             )
             continue
         stats.note_types[note_type.name] = stats.note_types.get(note_type.name, 0) + 1
+        deck_id = odid or did
+        deck = _deck_tag(collection, deck_id)
         try:
             values = (flds or b"").decode("utf-8").split("\x1f")
         except UnicodeDecodeError:
@@ -499,11 +524,35 @@ def drafts(
             )
             continue
         choice = choices[note_type.id]
+        kept_fields: dict[str, str] = {}
+        rendered = None
+        if mapping is None or note_type.name not in mapping:
+            rendered = render_card(note_type, ordinal, values, deck, _text(tags))
 
         def field_value(index: int | None, values: list[str] = values) -> str:
             return values[index] if index is not None and index < len(values) else ""
 
-        if note_type.is_cloze:
+        if rendered is not None:
+            card_type, front_html, back_html, extra = rendered.kind, *rendered.sides, ""
+            if rendered.skip == "empty_cloze":
+                stats.empty_cloze_cards += 1
+                continue
+            if rendered.skip:
+                stats.not_generated += 1
+                batch.append(
+                    CardDraft(
+                        where,
+                        card_id,
+                        {},
+                        problem=f"note {nid} ({note_type.name}): Anki generates no card "
+                        f"{ordinal + 1} for it (its question shows only empty fields).",
+                        skip_invalid=True,
+                    )
+                )
+                continue
+            stats.image_occlusion += card_type == "image-occlusion"
+            kept_fields = rendered.other_fields
+        elif note_type.is_cloze:
             text = field_value(choice.front)
             if ordinal + 1 not in cloze_numbers(text):
                 stats.empty_cloze_cards += 1
@@ -536,8 +585,6 @@ def drafts(
             stats.media_referenced_count += name not in stats.media_referenced
             if len(stats.media_referenced) < media_limit:
                 stats.media_referenced[name] = None
-        deck_id = odid or did
-        deck = collection.decks.get(deck_id) if deck_id != DEFAULT_DECK_ID else None
         reviews, problem = _reviews(card_id, log, stats)
         schedule = _schedule(collection, state, odid or did, reviews)
         suspended = state.queue == anki_schedule.SUSPENDED
@@ -560,6 +607,8 @@ def drafts(
             source["media"] = media
         if suspended:
             source["suspended"] = True
+        if kept_fields:
+            source["fields"] = kept_fields
         if problem is None and not front:
             problem = f"note {nid} ({note_type.name}): the front is empty once HTML is removed."
         batch.append(
@@ -576,6 +625,7 @@ def drafts(
                 reviews=reviews,
                 schedule=schedule,
                 suspended=suspended,
+                skip_invalid=True,
                 problem=f"note {nid}: {problem}"
                 if problem and not problem.startswith("note")
                 else problem,

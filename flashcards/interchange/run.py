@@ -70,6 +70,8 @@ def _anki_section(stats: anki.AnkiStats) -> dict[str, Any]:
         "noteTypes": stats.note_types,
         "reviewLog": {"entries": stats.review_log_entries, "skipped": stats.review_log_skipped},
         "emptyClozeCards": stats.empty_cloze_cards,
+        "notGenerated": stats.not_generated,
+        "imageOcclusion": stats.image_occlusion,
         "suspended": stats.suspended,
         "buried": stats.buried,
     }
@@ -136,6 +138,7 @@ def _report(
         "schedulesRebuilt": tally.schedules_rebuilt,
         "changes": tally.changes if not tally.rolled_back else 0,
         "problems": tally.problems,
+        "skippedRows": tally.skipped_rows,
         "items": tally.items,
         "itemsOmitted": tally.items_omitted,
         **extra,

@@ -77,6 +77,9 @@ class CardDraft:
     # Seam for the ``suspended`` card column (#22): the source's suspension, not yet stored
     # in a column of its own (the Anki reader also keeps it in metadata.source).
     suspended: bool | None = None
+    # A row that breaks a rule is skipped and reported instead of failing the whole import
+    # (Anki packages: the rest of the collection imports; CSV rows stay all or nothing).
+    skip_invalid: bool = False
 
 
 @dataclass
@@ -96,6 +99,8 @@ class ImportTally:
     items: list[dict[str, Any]] = field(default_factory=list)
     items_omitted: int = 0
     problems: list[dict[str, Any]] = field(default_factory=list)
+    # Rows skipped with a reason (a deleted card, a note over a limit): listed, not fatal.
+    skipped_rows: list[dict[str, Any]] = field(default_factory=list)
     rolled_back: bool = False
 
     def note(self, draft: CardDraft, action: str, card_id: object, limit: int, message: str = ""):
@@ -110,6 +115,8 @@ class ImportTally:
             self.items.append(item)
         else:
             self.items_omitted += 1
+        if action == "skipped" and message and len(self.skipped_rows) < limit:
+            self.skipped_rows.append({**draft.where, "message": message})
         if action == "rejected" and len(self.problems) < limit:
             self.problems.append({**draft.where, "message": message})
 
@@ -144,6 +151,15 @@ def _existing_cards(ids: list[uuid.UUID]) -> dict[uuid.UUID, Card]:
     return found
 
 
+def _refuse(batch: _Batch, draft: CardDraft, message: str) -> None:
+    if draft.skip_invalid:
+        batch.tally.skipped += 1
+        batch.note(draft, "skipped", draft.card_id, message)
+    else:
+        batch.tally.rejected += 1
+        batch.note(draft, "rejected", draft.card_id, message)
+
+
 def _classify(batch: _Batch, drafts: Sequence[CardDraft]) -> None:
     """Decide create / update / unchanged / skipped / rejected for each draft of the batch."""
     tally = batch.tally
@@ -151,8 +167,7 @@ def _classify(batch: _Batch, drafts: Sequence[CardDraft]) -> None:
     cleaned_rows: list[tuple[CardDraft, Card | None, dict[str, Any]]] = []
     for draft in drafts:
         if draft.problem:
-            tally.rejected += 1
-            batch.note(draft, "rejected", draft.card_id, draft.problem)
+            _refuse(batch, draft, draft.problem)
             continue
         if draft.card_id is not None:
             if draft.card_id in batch.seen:
@@ -186,8 +201,7 @@ def _classify(batch: _Batch, drafts: Sequence[CardDraft]) -> None:
                 values.setdefault("back_text", "")
             cleaned = clean_card_fields(values, creating=card is None)
         except DomainError as exc:
-            tally.rejected += 1
-            batch.note(draft, "rejected", draft.card_id, exc.message)
+            _refuse(batch, draft, exc.message)
             continue
         cleaned_rows.append((draft, card, cleaned))
 
