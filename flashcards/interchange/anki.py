@@ -278,13 +278,13 @@ class AnkiCollection:
 
     def cards(self) -> Iterator[tuple[Any, ...]]:
         """(card id, note id, ord, deck, original deck, guid, note type id, tags, fields,
-        type, queue, due, ivl, reps, lapses, left, odue, data,
+        type, queue, due, ivl, reps, lapses, left, odue, data, note mtime,
         [(revlog id, ease, type), ...]) in card id order."""
         try:
             self.stats.notes = self.db.execute("SELECT count(*) FROM notes").fetchone()[0]
             cards = self.db.execute(
                 "SELECT c.id, c.nid, c.ord, c.did, c.odid, n.guid, n.mid, n.tags, n.flds, "
-                "c.type, c.queue, c.due, c.ivl, c.reps, c.lapses, c.left, c.odue, c.data "
+                "c.type, c.queue, c.due, c.ivl, c.reps, c.lapses, c.left, c.odue, c.data, n.mod "
                 "FROM cards c JOIN notes n ON n.id = c.nid ORDER BY c.id"
             )
             log = self.db.execute("SELECT id, cid, ease, type FROM revlog ORDER BY cid, id")
@@ -467,6 +467,12 @@ def _schedule(
     return schedule
 
 
+def _note_modified(mod: object) -> datetime:
+    """notes.mod: epoch seconds (0 when missing, so any edit here is newer)."""
+    seconds = mod if isinstance(mod, int) and 0 <= mod < 253_402_300_799 else 0
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
 def _deck_tag(collection: AnkiCollection, deck_id: int) -> str | None:
     """The deck as a tag: every deck but the untouched "Default" one (a renamed Default deck
     is a deck the user named, so it keeps its tag)."""
@@ -496,7 +502,7 @@ def drafts(
     choices = _field_choices(collection, mapping, filename)
     batch: list[CardDraft] = []
     for row in collection.cards():
-        cid, nid, ordinal, did, odid, guid, mid, tags, flds, *columns, data, log = row
+        cid, nid, ordinal, did, odid, guid, mid, tags, flds, *columns, data, note_mod, log = row
         kind, queue, due, ivl, reps, lapses, left, odue = (
             c if isinstance(c, int) else 0 for c in columns
         )
@@ -626,6 +632,7 @@ def drafts(
                 schedule=schedule,
                 suspended=suspended,
                 skip_invalid=True,
+                source_modified_at=_note_modified(note_mod),
                 problem=f"note {nid}: {problem}"
                 if problem and not problem.startswith("note")
                 else problem,

@@ -139,6 +139,7 @@ def _report(
         "changes": tally.changes if not tally.rolled_back else 0,
         "problems": tally.problems,
         "skippedRows": tally.skipped_rows,
+        "edits": tally.edits,
         "items": tally.items,
         "itemsOmitted": tally.items_omitted,
         **extra,

@@ -15,6 +15,8 @@ here after the source's last review keeps the newer state: its whole history is 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -80,6 +82,9 @@ class CardDraft:
     # A row that breaks a rule is skipped and reported instead of failing the whole import
     # (Anki packages: the rest of the collection imports; CSV rows stay all or nothing).
     skip_invalid: bool = False
+    # When the source last changed the row (an Anki note's mtime): with the fingerprint of
+    # what the last import wrote, decides between a change there and an edit made here.
+    source_modified_at: datetime | None = None
 
 
 @dataclass
@@ -101,7 +106,13 @@ class ImportTally:
     problems: list[dict[str, Any]] = field(default_factory=list)
     # Rows skipped with a reason (a deleted card, a note over a limit): listed, not fatal.
     skipped_rows: list[dict[str, Any]] = field(default_factory=list)
+    # Cards changed both here and in the source, and which change was kept.
+    edits: list[dict[str, Any]] = field(default_factory=list)
     rolled_back: bool = False
+
+    def edit(self, draft: CardDraft, card_id: object, outcome: str, limit: int) -> None:
+        if len(self.edits) < limit:
+            self.edits.append({**draft.where, "card_id": str(card_id), "kept": outcome})
 
     def note(self, draft: CardDraft, action: str, card_id: object, limit: int, message: str = ""):
         item: dict[str, Any] = {
@@ -210,19 +221,68 @@ def _classify(batch: _Batch, drafts: Sequence[CardDraft]) -> None:
         if "tags" in cleaned:
             cleaned["tags"] = canonical_spelling(cleaned["tags"], batch.resolved)
         if card is None:
+            metadata = draft.metadata or {"version": 1, "source": {"kind": "import"}}
+            if draft.source_modified_at is not None and isinstance(metadata.get("source"), dict):
+                metadata["source"][FINGERPRINT] = _fingerprint(cleaned, draft.values)
             new = Card(
                 id=draft.card_id or uuid.uuid4(),
                 workspace=batch.ws,
-                metadata=draft.metadata or {"version": 1, "source": {"kind": "import"}},
+                metadata=metadata,
                 created_at=batch.at,
                 **cleaned,
             )
             batch.creates.append((draft, new))
             continue
+        cleaned, fingerprint_moved = _reconcile(batch, draft, card, cleaned)
         changed = {name for name, value in cleaned.items() if getattr(card, name) != value}
         for name in changed:
             setattr(card, name, cleaned[name])
+        if fingerprint_moved:
+            changed.add("metadata")
         batch.updates.append((draft, card, changed))
+
+
+FINGERPRINT = "imported_fingerprint"
+
+
+def _fingerprint(values: dict[str, Any], names: Iterable[str]) -> str:
+    """What an import wrote of the columns the file gives, as a digest (tags case-folded:
+    their spelling is the workspace's)."""
+    canonical = {
+        name: [t.lower() for t in values[name]] if name == "tags" else values.get(name)
+        for name in sorted(names)
+    }
+    return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _reconcile(
+    batch: _Batch, draft: CardDraft, card: Card, incoming: dict[str, Any]
+) -> tuple[dict[str, Any], bool]:
+    """The values an update writes when the source says when it changed: the source's when only
+    it changed; the card's own when only the card was edited here since the last import; when
+    both changed, the newer change. Each conflict is listed in ``tally.edits``."""
+    source = card.metadata.get("source") if isinstance(card.metadata, dict) else None
+    if draft.source_modified_at is None or not isinstance(source, dict):
+        return incoming, False
+    stored = source.get(FINGERPRINT)
+    theirs = _fingerprint(incoming, draft.values)
+    mine = _fingerprint({name: getattr(card, name) for name in draft.values}, draft.values)
+    keep: dict[str, Any] = {}
+    if stored is None or stored == mine:
+        keep = incoming  # not edited here: the source's values
+    elif stored == theirs:
+        keep = {}  # edited here only
+        batch.tally.edit(draft, card.id, "kept_edit_made_here", batch.limit)
+    elif draft.source_modified_at > card.updated_at:
+        keep = incoming
+        batch.tally.edit(draft, card.id, "source_newer", batch.limit)
+    else:
+        keep = {}
+        batch.tally.edit(draft, card.id, "edit_made_here_newer", batch.limit)
+    if keep and stored != theirs:
+        card.metadata = {**card.metadata, "source": {**source, FINGERPRINT: theirs}}
+        return keep, True
+    return keep, False
 
 
 def _new_events(batch: _Batch) -> dict[uuid.UUID, list[ReviewDraft]]:
