@@ -1,6 +1,6 @@
 """One entry point per direction for every surface: ``import_file`` (format detection, limits,
 temporary folder, reader, the writing service, the report, the log line) and ``export_text`` /
-``export_page`` (streamed CSV/TSV of cards or review events)."""
+``export_page`` (streamed CSV/TSV of cards or review events), ``export_package`` (.apkg)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from django.db import transaction
 
-from flashcards.interchange import anki, delimited
+from flashcards.interchange import anki, apkg, delimited
 from flashcards.interchange.archive import PackageArchive
 from flashcards.interchange.errors import ImportRejected
 from flashcards.interchange.limits import ImportLimits, import_limits
@@ -284,6 +284,12 @@ def _rows(
         return (card_row(c) for c in cards.iterator(chunk_size=1000))
     events = ReviewEvent.objects.filter(workspace=workspace).order_by("sequence")[start:stop]
     return (review_event_row(e) for e in events.iterator(chunk_size=1000))
+
+
+def export_package(workspace: Workspace) -> Iterator[bytes]:
+    """The workspace's live cards, their review history and FSRS state as an Anki .apkg
+    (schema 11), in chunks spooled through a temporary file."""
+    return apkg.package_chunks(workspace)
 
 
 def export_text(workspace: Workspace, what: str, fmt: str) -> Iterator[str]:
