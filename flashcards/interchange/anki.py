@@ -451,6 +451,7 @@ def _schedule(
     """Anki's own schedule for the card when it carries an FSRS memory state; None (the log is
     replayed) otherwise. Counted per way and per preset."""
     if state.type == anki_schedule.NEW:
+        collection.stats.schedules_to_replay += bool(reviews)
         return None
     preset = collection.preset_of(deck_id)
     last_ms = int(reviews[-1].reviewed_at.timestamp() * 1000) if reviews else None

@@ -114,3 +114,18 @@ def test_unusable_memory_state_is_replayed(data):
 def test_memory_state_reads_stability_difficulty_and_last_review():
     state = memory_state('{"pos":1,"s":13.0461,"d":1.0,"dr":0.9,"decay":0.154,"lrt":1796161277}')
     assert state == {"s": 13.0461, "d": 1.0, "dr": 0.9, "lrt": 1796161277.0}
+
+
+def test_cards_without_memory_state_are_replayed_and_counted(upload, workspace, tmp_path):
+    from tests.fixtures.anki_packages import official_package
+
+    package = official_package(tmp_path, "apkg")
+    status, body = upload(package.path)
+    assert status == 200, body
+    schedules = body["data"]["schedules"]
+    with_history = sum(1 for c in package.cards if any(e > 0 for _, e, _ in c.log))
+    assert schedules["fromAnki"] == 0 and schedules["taken"] == 0
+    assert schedules["rebuilt"] == schedules["replayed"] == with_history
+    assert schedules["proposedSettings"] is None and schedules["settingsApplied"] is False
+    workspace.refresh_from_db()
+    assert workspace.desired_retention == 0.9
