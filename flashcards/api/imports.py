@@ -206,7 +206,9 @@ class ExportView(APIView):
         description=(
             "Columns and value formats of the dialect's SELECT * (dsl.md §2.4, §5); tags as "
             "a;b (a JSON list when a tag holds ';'). Cards oldest first, review events in review "
-            "order. An exported cards file can be edited and imported back."
+            "order. An exported cards file can be edited and imported back. "
+            "cards.apkg (not listed in the enums: an Anki package, application/apkg) writes the "
+            "workspace for Anki: cards, tag-derived decks, tags, review history, FSRS state."
         ),
         parameters=[
             OpenApiParameter("what", str, OpenApiParameter.PATH, enum=list(EXPORTS)),

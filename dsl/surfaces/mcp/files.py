@@ -36,9 +36,11 @@ IMPORT_DESCRIPTION = (
     "Import cards into the workspace from a file: CSV/TSV as text (header row naming "
     "front_text, back_text, tags as 'a;b' or a JSON list, effort_level, card_type, optional "
     "card_id to update), or an Anki package (.apkg/.colpkg) as base64 bytes with "
-    "encoding='base64'. All or nothing; dry_run=true previews line by line (created, updated, "
-    "unchanged, rejected) without writing. Anki review history becomes review events and each "
-    "card's FSRS state is rebuilt from it; re-importing a package creates nothing twice. The "
+    "encoding='base64'. All or nothing (an Anki note over a limit is skipped and listed in "
+    "skippedRows); dry_run=true previews line by line (created, updated, unchanged, skipped, "
+    "rejected) without writing. Anki review history becomes review events; a card with Anki's "
+    "FSRS memory state keeps Anki's stability, difficulty and due, others are replayed; "
+    "re-importing a package creates nothing twice and keeps edits made here. The "
     "whole call is limited to 256 KiB. Returns data with counts, problems and items."
 )
 EXPORT_DESCRIPTION = (
