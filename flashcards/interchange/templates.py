@@ -7,6 +7,7 @@ the question is not repeated. Output is HTML; html_text turns it into text."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -46,8 +47,10 @@ class Rendered:
     empty: bool
 
 
+@functools.lru_cache(maxsize=512)
 def _parse(template: str) -> list[object]:
-    """Text and ("field", name, filters) / ("section", name, inverted, children) nodes."""
+    """(Cached per template text: a package has few templates and many cards; the result is
+    never modified.) Text and ("field", name, filters) / ("section", name, inverted, children) nodes."""
     root: list[object] = []
     stack: list[tuple[str, list[object]]] = [("", root)]
     at = 0
