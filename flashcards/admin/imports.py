@@ -14,11 +14,27 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
 
 from flashcards.interchange.errors import ImportRejected
-from flashcards.interchange.run import FORMATS, export_text, import_file, parse_field_mapping
+from flashcards.interchange.run import (
+    FORMATS,
+    export_package,
+    export_text,
+    import_file,
+    parse_field_mapping,
+)
 from flashcards.models import Workspace
 
-EXPORT_FILES = ("cards.csv", "cards.tsv", "review_events.csv", "review_events.tsv")
-MEDIA_TYPES = {"csv": "text/csv; charset=utf-8", "tsv": "text/tab-separated-values; charset=utf-8"}
+EXPORT_FILES = (
+    "cards.csv",
+    "cards.tsv",
+    "cards.apkg",
+    "review_events.csv",
+    "review_events.tsv",
+)
+MEDIA_TYPES = {
+    "csv": "text/csv; charset=utf-8",
+    "tsv": "text/tab-separated-values; charset=utf-8",
+    "apkg": "application/apkg",
+}
 
 
 class ImportForm(forms.Form):
@@ -91,8 +107,7 @@ class WorkspaceFilesAdminMixin:
         if filename not in EXPORT_FILES:
             raise Http404("No such export.")
         what, fmt = filename.split(".")
-        response = StreamingHttpResponse(
-            export_text(workspace, what, fmt), content_type=MEDIA_TYPES[fmt]
-        )
+        content = export_package(workspace) if fmt == "apkg" else export_text(workspace, what, fmt)
+        response = StreamingHttpResponse(content, content_type=MEDIA_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response

@@ -29,6 +29,7 @@ from flashcards.interchange.run import (
     EXPORT_FORMATS,
     EXPORTS,
     FORMATS,
+    export_package,
     export_text,
     import_file,
     parse_field_mapping,
@@ -39,7 +40,16 @@ EXPORT_MEDIA_TYPES = {
     "csv": "text/csv; charset=utf-8",
     "tsv": "text/tab-separated-values; charset=utf-8",
 }
-EXPORT_ACCEPTS = ("text/csv", "text/tab-separated-values", "text/plain", "text/*")
+APKG_MEDIA_TYPE = "application/apkg"
+EXPORT_ACCEPTS = (
+    "text/csv",
+    "text/tab-separated-values",
+    "text/plain",
+    "text/*",
+    APKG_MEDIA_TYPE,
+    "application/octet-stream",
+    "application/zip",
+)
 # Lines per chunk of a streamed export.
 STREAM_LINES = 500
 
@@ -202,7 +212,9 @@ class ExportView(APIView):
         description=(
             "Columns and value formats of the dialect's SELECT * (dsl.md §2.4, §5); tags as "
             "a;b (a JSON list when a tag holds ';'). Cards oldest first, review events in review "
-            "order. An exported cards file can be edited and imported back."
+            "order. An exported cards file can be edited and imported back. "
+            "cards.apkg (not listed in the enums: an Anki package, application/apkg) writes the "
+            "workspace for Anki: cards, tag-derived decks, tags, review history, FSRS state."
         ),
         parameters=[
             OpenApiParameter(
@@ -220,8 +232,17 @@ class ExportView(APIView):
         },
     )
     def get(self, request: Request, workspace_id: str, what: str, fmt: str) -> Any:
+        if what == "cards" and fmt == "apkg":
+            workspace = request_workspace(request, workspace_id)
+            response = StreamingHttpResponse(
+                export_package(workspace),
+                content_type=APKG_MEDIA_TYPE,
+                status=status.HTTP_200_OK,
+            )
+            response["Content-Disposition"] = 'attachment; filename="cards.apkg"'
+            return response
         if what not in EXPORTS or fmt not in EXPORT_FORMATS:
-            names = [f"{w}.{f}" for w in EXPORTS for f in EXPORT_FORMATS]
+            names = [f"{w}.{f}" for w in EXPORTS for f in EXPORT_FORMATS] + ["cards.apkg"]
             raise ApiError(
                 "NOT_FOUND",
                 f"No export {what}.{fmt}; the exports are {', '.join(names)}.",

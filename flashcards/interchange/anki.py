@@ -22,12 +22,15 @@ from typing import Any
 from urllib.parse import quote
 
 from flashcards import safe_json
-from flashcards.interchange import protowire
+from flashcards.interchange import anki_schedule, protowire
+from flashcards.interchange.anki_schedule import AnkiCardState, Preset
 from flashcards.interchange.archive import PackageArchive
 from flashcards.interchange.cloze import cloze_numbers, render_cloze
 from flashcards.interchange.errors import ImportRejected
 from flashcards.interchange.html_text import html_to_text
 from flashcards.interchange.limits import ImportBudget, ImportLimits
+from flashcards.interchange.templates import render_card
+from flashcards.scheduling import CardSchedule
 from flashcards.services.imports import CardDraft, ReviewDraft
 
 # Card and review-event ids are uuid5 names in this namespace: the same Anki card imported into
@@ -56,6 +59,8 @@ class NoteType:
     fields: tuple[str, ...]
     # template ord -> question format
     questions: dict[int, str]
+    # template ord -> (answer format, template name)
+    answers: dict[int, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -72,6 +77,12 @@ class AnkiStats:
     media_referenced: dict[str, None] = field(default_factory=dict)
     media_referenced_count: int = 0
     note_types: dict[str, int] = field(default_factory=dict)
+    schedules_from_anki: int = 0
+    not_generated: int = 0
+    image_occlusion: int = 0
+    schedules_to_replay: int = 0
+    suspended: int = 0
+    buried: int = 0
 
 
 def _text(value: object) -> str:
@@ -142,6 +153,7 @@ def _json_note_type(raw: object) -> NoteType:
         is_cloze=raw.get("type") == 1,
         fields=tuple(str(f.get("name", "")) for f in sorted(flds, key=lambda f: f["ord"])),
         questions={int(t["ord"]): str(t.get("qfmt", "")) for t in tmpls},
+        answers={int(t["ord"]): (str(t.get("afmt", "")), str(t.get("name", ""))) for t in tmpls},
     )
 
 
@@ -181,6 +193,14 @@ class AnkiCollection:
             stats.schema_version = self.schema
             self.note_types, self.decks = (
                 self._tables_layout() if self._has_table("notetypes") else self._json_layout()
+            )
+            self.config = self._config()
+            self.presets, self.deck_presets = (
+                self._tables_presets() if self._has_table("deck_config") else self._json_presets()
+            )
+            crt = self.db.execute("SELECT crt FROM col").fetchone()[0]
+            self.day = anki_schedule.day_settings(
+                crt if isinstance(crt, int) else 0, self.config, None
             )
         except sqlite3.DatabaseError as exc:
             self.close()
@@ -305,6 +325,55 @@ class AnkiCollection:
             deck_names[_int(deck_id, "col.decks")] = str(raw.get("name", ""))
         return note_types, deck_names
 
+    def _config(self) -> dict[str, Any]:
+        if self._has_table("config"):
+            config: dict[str, Any] = {}
+            for key, value in self.db.execute("SELECT key, val FROM config"):
+                try:
+                    config[_text(key)] = safe_json.loads(_text(value))
+                except ValueError:
+                    continue
+            return config
+        row = self.db.execute("SELECT conf FROM col").fetchone()
+        return _json_object(row[0], "col.conf") if row else {}
+
+    def _json_presets(self) -> tuple[dict[int, Preset], dict[int, int]]:
+        row = self.db.execute("SELECT decks, dconf FROM col").fetchone()
+        decks = _json_object(row[0], "col.decks")
+        dconf = _json_object(row[1], "col.dconf")
+        # Presets only inform the schedule: an entry that is not what Anki writes is left out.
+        presets: dict[int, Preset] = {}
+        for raw in dconf.values():
+            try:
+                preset = anki_schedule.preset_from_json(raw)
+            except (AttributeError, TypeError, ValueError):
+                continue
+            presets[preset.id] = preset
+        deck_presets: dict[int, int] = {}
+        for deck in decks.values():
+            if isinstance(deck, dict) and not deck.get("dyn"):
+                deck_id, conf = deck.get("id"), deck.get("conf", 1)
+                if isinstance(deck_id, int) and isinstance(conf, int):
+                    deck_presets[deck_id] = conf
+        return presets, deck_presets
+
+    def _tables_presets(self) -> tuple[dict[int, Preset], dict[int, int]]:
+        presets = {
+            preset_id: anki_schedule.preset_from_proto(preset_id, _text(name), config)
+            for preset_id, name, config in self.db.execute(
+                "SELECT id, name, config FROM deck_config"
+            )
+        }
+        deck_presets: dict[int, int] = {}
+        for deck_id, kind in self.db.execute("SELECT id, kind FROM decks"):
+            preset = anki_schedule.deck_config_id(kind if isinstance(kind, bytes) else b"")
+            if preset is not None:
+                deck_presets[deck_id] = preset
+        return presets, deck_presets
+
+    def preset_of(self, deck_id: int) -> Preset | None:
+        return self.presets.get(self.deck_presets.get(deck_id, 1))
+
     def _tables_layout(self) -> tuple[dict[int, NoteType], dict[int, str]]:
         fields: dict[int, list[str]] = {}
         for ntid, ordinal, name in self.db.execute(
@@ -313,11 +382,14 @@ class AnkiCollection:
             _int(ordinal, "fields.ord")
             fields.setdefault(_int(ntid, "fields.ntid"), []).append(_text(name))
         questions: dict[int, dict[int, str]] = {}
-        for ntid, ordinal, config in self.db.execute("SELECT ntid, ord, config FROM templates"):
+        answers: dict[int, dict[int, tuple[str, str]]] = {}
+        for ntid, ordinal, name, config in self.db.execute(
+            "SELECT ntid, ord, name, config FROM templates"
+        ):
             parsed = protowire.decode(_blob(config, "templates.config"))
-            questions.setdefault(_int(ntid, "templates.ntid"), {})[
-                _int(ordinal, "templates.ord")
-            ] = protowire.first_text(parsed, 1)
+            ntid, ordinal = _int(ntid, "templates.ntid"), _int(ordinal, "templates.ord")
+            questions.setdefault(ntid, {})[ordinal] = protowire.first_text(parsed, 1)
+            answers.setdefault(ntid, {})[ordinal] = (protowire.first_text(parsed, 2), _text(name))
         note_types: dict[int, NoteType] = {}
         for ntid, name, config in self.db.execute("SELECT id, name, config FROM notetypes"):
             ntid = _int(ntid, "notetypes.id")
@@ -328,6 +400,7 @@ class AnkiCollection:
                 is_cloze=kind == 1,
                 fields=tuple(fields.get(ntid, ())),
                 questions=questions.get(ntid, {}),
+                answers=answers.get(ntid, {}),
             )
         decks = {
             _int(deck_id, "decks.id"): _text(name).replace("\x1f", "::")
@@ -337,12 +410,14 @@ class AnkiCollection:
 
     def cards(self) -> Iterator[tuple[Any, ...]]:
         """(card id, note id, ord, deck, original deck, guid, note type id, tags, fields,
+        type, queue, due, ivl, reps, lapses, left, odue, data, note mtime,
         [(revlog id, ease, type), ...]) in card id order. Every integer column is checked to
         hold an integer: a crafted collection may store text anywhere."""
         try:
             self.stats.notes = self.db.execute("SELECT count(*) FROM notes").fetchone()[0]
             cards = self.db.execute(
-                "SELECT c.id, c.nid, c.ord, c.did, c.odid, n.guid, n.mid, n.tags, n.flds "
+                "SELECT c.id, c.nid, c.ord, c.did, c.odid, n.guid, n.mid, n.tags, n.flds, "
+                "c.type, c.queue, c.due, c.ivl, c.reps, c.lapses, c.left, c.odue, c.data, n.mod "
                 "FROM cards c JOIN notes n ON n.id = c.nid ORDER BY c.id"
             )
             log = self.db.execute("SELECT id, cid, ease, type FROM revlog ORDER BY cid, id")
@@ -558,6 +633,44 @@ def _reverses(note_type: NoteType, ordinal: int, shown: set[str], front: str, ba
     )
 
 
+def _schedule(
+    collection: AnkiCollection, state: AnkiCardState, deck_id: int, reviews: list[ReviewDraft]
+) -> CardSchedule | None:
+    """Anki's own schedule for the card when it carries an FSRS memory state; None (the log is
+    replayed) otherwise. Counted per way and per preset."""
+    if state.type == anki_schedule.NEW:
+        collection.stats.schedules_to_replay += bool(reviews)
+        return None
+    preset = collection.preset_of(deck_id)
+    last_ms = int(reviews[-1].reviewed_at.timestamp() * 1000) if reviews else None
+    steps = preset.learning_steps if state.type == anki_schedule.LEARNING else None
+    if steps is None and preset is not None:
+        steps = preset.relearning_steps
+    schedule = anki_schedule.anki_schedule(state, collection.day, len(steps or ()), last_ms)
+    if schedule is None:
+        collection.stats.schedules_to_replay += bool(reviews)
+        return None
+    collection.stats.schedules_from_anki += 1
+    if preset is not None:
+        preset.cards += 1
+    return schedule
+
+
+def _note_modified(mod: object) -> datetime:
+    """notes.mod: epoch seconds (0 when missing, so any edit here is newer)."""
+    seconds = mod if isinstance(mod, int) and 0 <= mod < 253_402_300_799 else 0
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
+def _deck_tag(collection: AnkiCollection, deck_id: int) -> str | None:
+    """The deck as a tag: every deck but the untouched "Default" one (a renamed Default deck
+    is a deck the user named, so it keeps its tag)."""
+    name = collection.decks.get(deck_id)
+    if deck_id == DEFAULT_DECK_ID and name in (None, "Default"):
+        return None
+    return name
+
+
 def _note_tags(raw: object, deck: str | None) -> list[str]:
     tags = _text(raw).split()
     if deck:
@@ -578,7 +691,13 @@ def drafts(
     choices = _field_choices(collection, mapping, filename)
     batch: list[CardDraft] = []
     for row in collection.cards():
-        cid, nid, ordinal, did, odid, guid, mid, tags, flds, log = row
+        cid, nid, ordinal, did, odid, guid, mid, tags, flds, *columns, data, note_mod, log = row
+        kind, queue, due, ivl, reps, lapses, left, odue = (
+            c if isinstance(c, int) else 0 for c in columns
+        )
+        state = AnkiCardState(
+            kind, queue, due, ivl, reps, lapses, left, odue, odid or 0, data=_text(data)
+        )
         stats.anki_cards += 1
         if not stats.anki_cards % 256:
             collection.budget.check()
@@ -592,6 +711,8 @@ def drafts(
             )
             continue
         stats.note_types[note_type.name] = stats.note_types.get(note_type.name, 0) + 1
+        deck_id = odid or did
+        deck = _deck_tag(collection, deck_id)
         try:
             raw_fields = flds if isinstance(flds, bytes) else _text(flds).encode()
             values = raw_fields.decode("utf-8").split("\x1f")
@@ -601,11 +722,35 @@ def drafts(
             )
             continue
         choice = choices[note_type.id]
+        kept_fields: dict[str, str] = {}
+        rendered = None
+        if mapping is None or note_type.name not in mapping:
+            rendered = render_card(note_type, ordinal, values, deck, _text(tags))
 
         def field_value(index: int | None, values: list[str] = values) -> str:
             return values[index] if index is not None and index < len(values) else ""
 
-        if note_type.is_cloze:
+        if rendered is not None:
+            card_type, front_html, back_html, extra = rendered.kind, *rendered.sides, ""
+            if rendered.skip == "empty_cloze":
+                stats.empty_cloze_cards += 1
+                continue
+            if rendered.skip:
+                stats.not_generated += 1
+                batch.append(
+                    CardDraft(
+                        where,
+                        card_id,
+                        {},
+                        problem=f"note {nid} ({note_type.name}): Anki generates no card "
+                        f"{ordinal + 1} for it (its question shows only empty fields).",
+                        skip_invalid=True,
+                    )
+                )
+                continue
+            stats.image_occlusion += card_type == "image-occlusion"
+            kept_fields = rendered.other_fields
+        elif note_type.is_cloze:
             text = field_value(choice.front)
             if ordinal + 1 not in cloze_numbers(text):
                 stats.empty_cloze_cards += 1
@@ -638,9 +783,14 @@ def drafts(
             stats.media_referenced_count += name not in stats.media_referenced
             if len(stats.media_referenced) < media_limit:
                 stats.media_referenced[name] = None
-        deck_id = odid or did
-        deck = collection.decks.get(deck_id) if deck_id != DEFAULT_DECK_ID else None
         reviews, problem = _reviews(card_id, log, stats)
+        schedule = _schedule(collection, state, odid or did, reviews)
+        suspended = state.queue == anki_schedule.SUSPENDED
+        stats.suspended += suspended
+        stats.buried += state.queue in (
+            anki_schedule.SIBLING_BURIED,
+            anki_schedule.MANUALLY_BURIED,
+        )
         source: dict[str, Any] = {
             "kind": "anki",
             "file": filename,
@@ -653,6 +803,10 @@ def drafts(
         }
         if media:
             source["media"] = media
+        if suspended:
+            source["suspended"] = True
+        if kept_fields:
+            source["fields"] = kept_fields
         if problem is None and not front:
             problem = f"note {nid} ({note_type.name}): the front is empty once HTML is removed."
         batch.append(
@@ -667,6 +821,10 @@ def drafts(
                 },
                 metadata={"version": 1, "source": source},
                 reviews=reviews,
+                schedule=schedule,
+                suspended=suspended,
+                skip_invalid=True,
+                source_modified_at=_note_modified(note_mod),
                 problem=f"note {nid}: {problem}"
                 if problem and not problem.startswith("note")
                 else problem,

@@ -1,5 +1,5 @@
 """Anki field HTML reduced to the text a reader sees: tags dropped, entities decoded, block
-elements and <br> as line breaks, images and sounds kept as the references ``[image:name]`` and
+elements and <br> as line breaks, table cells apart (`` | ``), images and sounds kept as the references ``[image:name]`` and
 ``[sound:name]`` (media is not stored, so the reference is all that can be kept)."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ BLOCKS = frozenset(
         "blockquote", "pre", "hr", "dl", "dt", "dd", "section", "article", "header", "footer",
     }
 )  # fmt: skip
+CELLS = frozenset({"td", "th"})
 HIDDEN = frozenset({"script", "style", "head", "title", "template"})
 MEDIA_TAGS = frozenset({"img", "audio", "video", "source", "embed"})
 SOUND = re.compile(r"\[sound:([^\]\r\n]+)\]")
@@ -31,6 +32,7 @@ class _TextBuilder(HTMLParser):
         self.lines: list[str] = [""]
         self.hidden = 0
         self.media: list[str] = []
+        self.cells = 0  # cells started in the current table row
 
     def _text(self, text: str) -> None:
         self.lines[-1] += text
@@ -50,6 +52,13 @@ class _TextBuilder(HTMLParser):
             self._break()
         elif tag in BLOCKS:
             self._block()
+            if tag == "tr":
+                self.cells = 0
+        elif tag in CELLS:
+            # Cells of a row stay apart: "verb | yo | ser | soy", not "verbyo / sersoy".
+            if self.cells and self.lines[-1].strip():
+                self._text(" | ")
+            self.cells += 1
         if tag in MEDIA_TAGS and not self.hidden:
             src = dict(attrs).get("src")
             if src and is_local_media(src):

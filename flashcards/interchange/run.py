@@ -1,6 +1,6 @@
 """One entry point per direction for every surface: ``import_file`` (format detection, limits,
 temporary folder, reader, the writing service, the report, the log line) and ``export_text`` /
-``export_page`` (streamed CSV/TSV of cards or review events)."""
+``export_page`` (streamed CSV/TSV of cards or review events), ``export_package`` (.apkg)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,16 @@ import time
 from collections.abc import Iterator
 from typing import IO, Any
 
-from flashcards.interchange import anki, delimited
+from django.db import transaction
+
+from flashcards.interchange import anki, apkg, delimited
 from flashcards.interchange.archive import PackageArchive
 from flashcards.interchange.errors import ImportRejected
 from flashcards.interchange.limits import ImportBudget, ImportLimits, import_limits
 from flashcards.models import Card, ReviewEvent, Workspace
 from flashcards.rows import CARD_COLUMNS, REVIEW_EVENT_COLUMNS, card_row, review_event_row
 from flashcards.services.imports import ImportTally, import_cards
+from flashcards.services.scheduling import update_scheduler_settings
 
 logger = logging.getLogger("flashcards.imports")
 
@@ -67,7 +70,38 @@ def _anki_section(stats: anki.AnkiStats) -> dict[str, Any]:
         "noteTypes": stats.note_types,
         "reviewLog": {"entries": stats.review_log_entries, "skipped": stats.review_log_skipped},
         "emptyClozeCards": stats.empty_cloze_cards,
+        "notGenerated": stats.not_generated,
+        "imageOcclusion": stats.image_occlusion,
+        "suspended": stats.suspended,
+        "buried": stats.buried,
     }
+
+
+def _schedule_section(
+    collection: anki.AnkiCollection, tally: ImportTally, proposed: dict[str, Any] | None
+) -> dict[str, Any]:
+    stats = collection.stats
+    used = [p for p in collection.presets.values() if p.cards]
+    return {
+        "fromAnki": stats.schedules_from_anki,
+        "replayed": stats.schedules_to_replay,
+        "taken": tally.schedules_taken,
+        "rebuilt": tally.schedules_rebuilt,
+        "presets": [p.report() for p in sorted(used, key=lambda p: -p.cards)],
+        "proposedSettings": proposed,
+        "settingsApplied": bool(proposed) and not tally.rolled_back,
+        "dayStartsAtHour": collection.day.rollover,
+        "timeZone": str(collection.day.zone),
+    }
+
+
+def single_preset_settings(collection: anki.AnkiCollection) -> dict[str, Any] | None:
+    """The settings proposed by the one FSRS preset every scheduled card uses; None when
+    no card carries a memory state or they use several presets."""
+    used = [p for p in collection.presets.values() if p.cards]
+    if len(used) != 1:
+        return None
+    return used[0].settings() or None
 
 
 def _media_section(stats: anki.AnkiStats, names: set[str]) -> dict[str, Any]:
@@ -104,6 +138,8 @@ def _report(
         "schedulesRebuilt": tally.schedules_rebuilt,
         "changes": tally.changes if not tally.rolled_back else 0,
         "problems": tally.problems,
+        "skippedRows": tally.skipped_rows,
+        "edits": tally.edits,
         "items": tally.items,
         "itemsOmitted": tally.items_omitted,
         **extra,
@@ -237,15 +273,24 @@ def _import_anki(
                 batch_size=limits.batch_size,
                 media_limit=limits.max_report_media,
             )
-            tally = import_cards(
-                workspace,
-                budget.reading(batches),
-                dry_run=dry_run,
-                report_limit=limits.max_report_items,
-            )
+            with transaction.atomic():
+                tally = import_cards(
+                    workspace,
+                    budget.reading(batches),
+                    dry_run=dry_run,
+                    report_limit=limits.max_report_items,
+                )
+                proposed = single_preset_settings(collection)
+                if proposed and not tally.rolled_back:
+                    update_scheduler_settings(workspace, proposed)
+            schedules = _schedule_section(collection, tally, proposed)
         finally:
             collection.close()
-    return tally, {"anki": _anki_section(stats), "media": _media_section(stats, media)}
+    return tally, {
+        "anki": _anki_section(stats),
+        "schedules": schedules,
+        "media": _media_section(stats, media),
+    }
 
 
 # ---------------------------------------------------------------- export
@@ -261,6 +306,12 @@ def _rows(
         return (card_row(c) for c in cards.iterator(chunk_size=1000))
     events = ReviewEvent.objects.filter(workspace=workspace).order_by("sequence")[start:stop]
     return (review_event_row(e) for e in events.iterator(chunk_size=1000))
+
+
+def export_package(workspace: Workspace) -> Iterator[bytes]:
+    """The workspace's live cards, their review history and FSRS state as an Anki .apkg
+    (schema 11), in chunks spooled through a temporary file."""
+    return apkg.package_chunks(workspace)
 
 
 def export_text(workspace: Workspace, what: str, fmt: str, raw: bool = False) -> Iterator[str]:

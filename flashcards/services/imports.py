@@ -6,13 +6,17 @@ reader and are written batch by batch (bulk inserts, one UPDATE per batch of cha
 change-log entry per entity), so memory and statements per row stay flat whatever the file's
 size. Every row goes through the same field rules as ``create_cards`` / ``update_cards``; a row
 that breaks one is reported with where it came from and the whole import is rolled back, as is
-every dry run. A card's scheduling state is rebuilt by replaying all of its review events — the
-imported ones and any it already had — through the product's FSRS scheduler with the workspace's
-settings, so the state is the one this product (and every syncing client) computes.
+every dry run. A card whose source stored its schedule (an Anki card with an FSRS memory state)
+takes that schedule as it is, and its review events are stored as history; any other card's
+scheduling state is rebuilt by replaying all of its review events — the imported ones and any it
+already had — through the product's FSRS scheduler with the workspace's settings. A card reviewed
+here after the source's last review keeps the newer state: its whole history is replayed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -22,13 +26,14 @@ from typing import Any
 from django.db import transaction
 
 from flashcards.models import SERVER_REPLICA, Card, CardTag, ReviewEvent, Workspace
-from flashcards.scheduling import rebuild_schedule
+from flashcards.scheduling import CardSchedule, rebuild_schedule
 from flashcards.services.bulk_rows import insert_rows
 from flashcards.services.common import DomainError, WriteContext, lock_workspace, record_changes
 from flashcards.services.content import CARD_WRITABLE, clean_card_fields
 from flashcards.services.scheduling import (
     SCHEDULE_FIELDS,
     apply_schedule,
+    card_schedule,
     workspace_scheduler_settings,
 )
 from flashcards.services.tags import canonical_spelling, replace_card_tags, resolve_tags
@@ -68,6 +73,18 @@ class CardDraft:
     metadata: dict[str, Any] | None = None
     reviews: list[ReviewDraft] = field(default_factory=list)
     problem: str | None = None
+    # The schedule the source stored (Anki's FSRS memory state and due): taken as it is
+    # instead of replaying ``reviews``, unless the card was reviewed here since.
+    schedule: CardSchedule | None = None
+    # Seam for the ``suspended`` card column (#22): the source's suspension, not yet stored
+    # in a column of its own (the Anki reader also keeps it in metadata.source).
+    suspended: bool | None = None
+    # A row that breaks a rule is skipped and reported instead of failing the whole import
+    # (Anki packages: the rest of the collection imports; CSV rows stay all or nothing).
+    skip_invalid: bool = False
+    # When the source last changed the row (an Anki note's mtime): with the fingerprint of
+    # what the last import wrote, decides between a change there and an edit made here.
+    source_modified_at: datetime | None = None
 
 
 @dataclass
@@ -82,11 +99,20 @@ class ImportTally:
     review_events_created: int = 0
     review_events_existing: int = 0
     schedules_rebuilt: int = 0
+    schedules_taken: int = 0
     changes: int = 0
     items: list[dict[str, Any]] = field(default_factory=list)
     items_omitted: int = 0
     problems: list[dict[str, Any]] = field(default_factory=list)
+    # Rows skipped with a reason (a deleted card, a note over a limit): listed, not fatal.
+    skipped_rows: list[dict[str, Any]] = field(default_factory=list)
+    # Cards changed both here and in the source, and which change was kept.
+    edits: list[dict[str, Any]] = field(default_factory=list)
     rolled_back: bool = False
+
+    def edit(self, draft: CardDraft, card_id: object, outcome: str, limit: int) -> None:
+        if len(self.edits) < limit:
+            self.edits.append({**draft.where, "card_id": str(card_id), "kept": outcome})
 
     def note(self, draft: CardDraft, action: str, card_id: object, limit: int, message: str = ""):
         item: dict[str, Any] = {
@@ -100,6 +126,8 @@ class ImportTally:
             self.items.append(item)
         else:
             self.items_omitted += 1
+        if action == "skipped" and message and len(self.skipped_rows) < limit:
+            self.skipped_rows.append({**draft.where, "message": message})
         if action == "rejected" and len(self.problems) < limit:
             self.problems.append({**draft.where, "message": message})
 
@@ -134,6 +162,15 @@ def _existing_cards(ids: list[uuid.UUID]) -> dict[uuid.UUID, Card]:
     return found
 
 
+def _refuse(batch: _Batch, draft: CardDraft, message: str) -> None:
+    if draft.skip_invalid:
+        batch.tally.skipped += 1
+        batch.note(draft, "skipped", draft.card_id, message)
+    else:
+        batch.tally.rejected += 1
+        batch.note(draft, "rejected", draft.card_id, message)
+
+
 def _classify(batch: _Batch, drafts: Sequence[CardDraft]) -> None:
     """Decide create / update / unchanged / skipped / rejected for each draft of the batch."""
     tally = batch.tally
@@ -141,8 +178,7 @@ def _classify(batch: _Batch, drafts: Sequence[CardDraft]) -> None:
     cleaned_rows: list[tuple[CardDraft, Card | None, dict[str, Any]]] = []
     for draft in drafts:
         if draft.problem:
-            tally.rejected += 1
-            batch.note(draft, "rejected", draft.card_id, draft.problem)
+            _refuse(batch, draft, draft.problem)
             continue
         if draft.card_id is not None:
             if draft.card_id in batch.seen:
@@ -176,8 +212,7 @@ def _classify(batch: _Batch, drafts: Sequence[CardDraft]) -> None:
                 values.setdefault("back_text", "")
             cleaned = clean_card_fields(values, creating=card is None)
         except DomainError as exc:
-            tally.rejected += 1
-            batch.note(draft, "rejected", draft.card_id, exc.message)
+            _refuse(batch, draft, exc.message)
             continue
         cleaned_rows.append((draft, card, cleaned))
 
@@ -186,19 +221,68 @@ def _classify(batch: _Batch, drafts: Sequence[CardDraft]) -> None:
         if "tags" in cleaned:
             cleaned["tags"] = canonical_spelling(cleaned["tags"], batch.resolved)
         if card is None:
+            metadata = draft.metadata or {"version": 1, "source": {"kind": "import"}}
+            if draft.source_modified_at is not None and isinstance(metadata.get("source"), dict):
+                metadata["source"][FINGERPRINT] = _fingerprint(cleaned, draft.values)
             new = Card(
                 id=draft.card_id or uuid.uuid4(),
                 workspace=batch.ws,
-                metadata=draft.metadata or {"version": 1, "source": {"kind": "import"}},
+                metadata=metadata,
                 created_at=batch.at,
                 **cleaned,
             )
             batch.creates.append((draft, new))
             continue
+        cleaned, fingerprint_moved = _reconcile(batch, draft, card, cleaned)
         changed = {name for name, value in cleaned.items() if getattr(card, name) != value}
         for name in changed:
             setattr(card, name, cleaned[name])
+        if fingerprint_moved:
+            changed.add("metadata")
         batch.updates.append((draft, card, changed))
+
+
+FINGERPRINT = "imported_fingerprint"
+
+
+def _fingerprint(values: dict[str, Any], names: Iterable[str]) -> str:
+    """What an import wrote of the columns the file gives, as a digest (tags case-folded:
+    their spelling is the workspace's)."""
+    canonical = {
+        name: [t.lower() for t in values[name]] if name == "tags" else values.get(name)
+        for name in sorted(names)
+    }
+    return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _reconcile(
+    batch: _Batch, draft: CardDraft, card: Card, incoming: dict[str, Any]
+) -> tuple[dict[str, Any], bool]:
+    """The values an update writes when the source says when it changed: the source's when only
+    it changed; the card's own when only the card was edited here since the last import; when
+    both changed, the newer change. Each conflict is listed in ``tally.edits``."""
+    source = card.metadata.get("source") if isinstance(card.metadata, dict) else None
+    if draft.source_modified_at is None or not isinstance(source, dict):
+        return incoming, False
+    stored = source.get(FINGERPRINT)
+    theirs = _fingerprint(incoming, draft.values)
+    mine = _fingerprint({name: getattr(card, name) for name in draft.values}, draft.values)
+    keep: dict[str, Any] = {}
+    if stored is None or stored == mine:
+        keep = incoming  # not edited here: the source's values
+    elif stored == theirs:
+        keep = {}  # edited here only
+        batch.tally.edit(draft, card.id, "kept_edit_made_here", batch.limit)
+    elif draft.source_modified_at > card.updated_at:
+        keep = incoming
+        batch.tally.edit(draft, card.id, "source_newer", batch.limit)
+    else:
+        keep = {}
+        batch.tally.edit(draft, card.id, "edit_made_here_newer", batch.limit)
+    if keep and stored != theirs:
+        card.metadata = {**card.metadata, "source": {**source, FINGERPRINT: theirs}}
+        return keep, True
+    return keep, False
 
 
 def _new_events(batch: _Batch) -> dict[uuid.UUID, list[ReviewDraft]]:
@@ -232,6 +316,13 @@ def _history_of(card_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[tuple[datetim
     return history
 
 
+def _source_is_newer(schedule: CardSchedule, card: Card) -> bool:
+    """The source's schedule replaces the card's unless the card was reviewed here after the
+    source's last review (then the card's own, replayed, schedule is the newer one)."""
+    mine = card.fsrs_last_reviewed_at
+    return mine is None or schedule.last_reviewed_at is None or schedule.last_reviewed_at >= mine
+
+
 def _write_batch(batch: _Batch) -> None:
     ws, tally, at = batch.ws, batch.tally, batch.at
     client_at, replica, operation = batch.context.stamp(at)
@@ -239,23 +330,31 @@ def _write_batch(batch: _Batch) -> None:
     new_events = _new_events(batch)
     prior = _history_of([card.id for _, card, _ in batch.updates if card.id in new_events])
     events: list[ReviewEvent] = []
+    # Cards whose schedule changed by taking the source's (an update then writes the fields).
+    taken: set[uuid.UUID] = set()
 
     def reschedule(draft: CardDraft, card: Card) -> bool:
         """Replay the card's whole history; False (and the card rejected) when it cannot be."""
         fresh = sorted(new_events.get(card.id, ()), key=lambda r: r.reviewed_at)
-        if not fresh:
+        if draft.schedule is not None and _source_is_newer(draft.schedule, card):
+            if card_schedule(card) != draft.schedule:
+                apply_schedule(card, draft.schedule)
+                taken.add(card.id)
+            tally.schedules_taken += 1
+        elif not fresh:
             return True
-        history = [(when, 0, seq, rating) for when, seq, rating in prior.get(card.id, ())]
-        history += [(r.reviewed_at, 1, i, r.rating) for i, r in enumerate(fresh)]
-        history.sort(key=lambda h: (h[0], h[1], h[2]))
-        try:
-            schedule = rebuild_schedule(settings, [(h[3], h[0]) for h in history])
-        except (ValueError, OverflowError) as exc:
-            tally.rejected += 1
-            batch.note(draft, "rejected", card.id, f"Review history: {exc}.")
-            return False
-        apply_schedule(card, schedule)
-        tally.schedules_rebuilt += 1
+        else:
+            history = [(when, 0, seq, rating) for when, seq, rating in prior.get(card.id, ())]
+            history += [(r.reviewed_at, 1, i, r.rating) for i, r in enumerate(fresh)]
+            history.sort(key=lambda h: (h[0], h[1], h[2]))
+            try:
+                schedule = rebuild_schedule(settings, [(h[3], h[0]) for h in history])
+            except (ValueError, OverflowError) as exc:
+                tally.rejected += 1
+                batch.note(draft, "rejected", card.id, f"Review history: {exc}.")
+                return False
+            apply_schedule(card, schedule)
+            tally.schedules_rebuilt += 1
         for review in fresh:
             ws.last_review_sequence += 1
             events.append(
@@ -294,7 +393,7 @@ def _write_batch(batch: _Batch) -> None:
         had_events = card.id in new_events
         if not reschedule(draft, card):
             continue
-        if had_events:
+        if had_events or card.id in taken:
             changed = changed | set(SCHEDULE_FIELDS)
         if not changed:
             tally.unchanged += 1

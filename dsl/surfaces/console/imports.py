@@ -18,7 +18,13 @@ from flashcards.interchange.errors import ImportRejected
 from flashcards.interchange.run import FORMATS, import_file, parse_field_mapping
 from flashcards.services import NotFoundError, get_member_workspace
 
-EXPORT_FILES = ("cards.csv", "cards.tsv", "review_events.csv", "review_events.tsv")
+EXPORT_FILES = (
+    "cards.csv",
+    "cards.tsv",
+    "cards.apkg",
+    "review_events.csv",
+    "review_events.tsv",
+)
 
 
 def export_links(workspace_id: str) -> list[tuple[str, str]]:

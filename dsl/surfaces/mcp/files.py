@@ -1,5 +1,5 @@
 """The MCP tools for files: ``import_cards`` (a CSV/TSV text, or any supported file's bytes as
-base64) and ``export_cards`` (one page of the CSV/TSV export). Thin adapters over
+base64) and ``export_cards`` (one page of the CSV/TSV export, or the whole .apkg). Thin adapters over
 ``flashcards.interchange.run``, answering with the same report and envelope as the REST route;
 ``dsl.surfaces.mcp.server`` registers them with its own tool runner. An MCP request is capped at 256 KiB like
 every other API body, so larger files go through the REST upload (50 MiB)."""
@@ -23,7 +23,13 @@ from flashcards.http.envelope import success_body
 from flashcards.http.workspace import request_workspace
 from flashcards.interchange.errors import ImportRejected
 from flashcards.interchange.limits import import_limits
-from flashcards.interchange.run import FORMATS, MAX_EXPORT_OFFSET, export_page, import_file
+from flashcards.interchange.run import (
+    FORMATS,
+    MAX_EXPORT_OFFSET,
+    export_package,
+    export_page,
+    import_file,
+)
 
 Work = Callable[[ASGIRequest], dict[str, Any]]
 RunTool = Callable[[Context, Work], Awaitable[CallToolResult]]
@@ -36,16 +42,23 @@ IMPORT_DESCRIPTION = (
     "Import cards into the workspace from a file: CSV/TSV as text (header row naming "
     "front_text, back_text, tags as 'a;b' or a JSON list, effort_level, card_type, optional "
     "card_id to update), or an Anki package (.apkg/.colpkg) as base64 bytes with "
-    "encoding='base64'. All or nothing; dry_run=true previews line by line (created, updated, "
-    "unchanged, rejected) without writing. Anki review history becomes review events and each "
-    "card's FSRS state is rebuilt from it; re-importing a package creates nothing twice. The "
+    "encoding='base64'. All or nothing (an Anki note over a limit is skipped and listed in "
+    "skippedRows); dry_run=true previews line by line (created, updated, unchanged, skipped, "
+    "rejected) without writing. Anki review history becomes review events; a card with Anki's "
+    "FSRS memory state keeps Anki's stability, difficulty and due, others are replayed; "
+    "re-importing a package creates nothing twice and keeps edits made here. The "
     "whole call is limited to 256 KiB. Returns data with counts, problems and items."
 )
 EXPORT_DESCRIPTION = (
     "One page of the workspace's cards (or review_events) as CSV or TSV text, header included, "
     "in the columns of SELECT * (tags as 'a;b'). Page with offset while data.hasMore; edit and "
-    "send back to import_cards to update cards by card_id."
+    "send back to import_cards to update cards by card_id. format='apkg' (resource cards) returns "
+    "the whole workspace as an Anki package, base64 in data.content (up to 8 MiB; larger ones "
+    "from GET /v1/workspaces/{id}/exports/cards.apkg), which Anki imports with review history, "
+    "FSRS memory state and due dates."
 )
+# An .apkg answered inside one MCP result (base64): larger packages go through REST.
+MAX_MCP_PACKAGE_BYTES = 8 * 1024 * 1024
 
 
 def import_work(
@@ -93,6 +106,8 @@ def export_work(
 ) -> Work:
     def work(request: ASGIRequest) -> dict[str, Any]:
         workspace = request_workspace(request, workspace_id)
+        if format == "apkg":
+            return _package(request, workspace, resource)
         maximum = import_limits().max_export_page
         if not 1 <= limit <= maximum:
             raise invalid(f"limit must be 1..{maximum}; got {limit}.", "limit")
@@ -116,6 +131,31 @@ def export_work(
         return success_body(request, data, instructions)
 
     return work
+
+
+def _package(request: ASGIRequest, workspace: Any, resource: str) -> dict[str, Any]:
+    if resource != "cards":
+        raise invalid("format 'apkg' exports resource 'cards' (with their reviews).", "format")
+    data = bytearray()
+    for block in export_package(workspace):
+        data += block
+        if len(data) > MAX_MCP_PACKAGE_BYTES:
+            raise invalid(
+                f"the package is over {MAX_MCP_PACKAGE_BYTES} bytes; download it from "
+                f"GET /v1/workspaces/{workspace.pk}/exports/cards.apkg instead.",
+                "format",
+            )
+    body = {
+        "resource": "cards",
+        "format": "apkg",
+        "filename": "cards.apkg",
+        "encoding": "base64",
+        "content": base64.b64encode(bytes(data)).decode("ascii"),
+        "bytes": len(data),
+    }
+    return success_body(
+        request, body, "Decode data.content (base64) to cards.apkg and open it in Anki."
+    )
 
 
 def register_import_tools(server: MCPServer, run_tool: RunTool) -> None:
@@ -149,7 +189,9 @@ def register_import_tools(server: MCPServer, run_tool: RunTool) -> None:
         resource: Annotated[
             Literal["cards", "review_events"], Field(description="What to export.")
         ] = "cards",
-        format: Annotated[Literal["csv", "tsv"], Field(description="csv or tsv.")] = "csv",
+        format: Annotated[
+            Literal["csv", "tsv", "apkg"], Field(description="csv, tsv or apkg (Anki).")
+        ] = "csv",
         offset: Annotated[int, Field(description="Rows to skip (data.offset + rowCount).")] = 0,
         limit: Annotated[int, Field(description="Rows per page, 1..1000.")] = 100,
         workspace_id: WorkspaceArg = None,

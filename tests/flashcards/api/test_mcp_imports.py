@@ -10,6 +10,7 @@ from flashcards.models import Card, ReviewEvent
 from tests.factories import make_card
 from tests.fixtures.anki_packages import official_package
 from tests.flashcards.api.test_mcp import call
+from tests.flashcards.interchange.test_apkg_surfaces import _fronts
 
 
 def test_import_cards_from_csv_text_previews_then_imports(live_server_url, api_key, workspace):
@@ -74,3 +75,20 @@ def test_export_cards_pages_through_the_csv(live_server_url, api_key, workspace,
     rows = list(csv.DictReader(io.StringIO(first["data"]["text"]), delimiter="\t"))
     rows += list(csv.DictReader(io.StringIO(second["data"]["text"])))
     assert sorted(r["front_text"] for r in rows) == ["card 0", "card 1", "card 2"]
+
+
+def test_the_mcp_tool_returns_the_package(
+    live_server_url, api_key, workspace, other_workspace, tmp_path
+):
+    make_card(workspace, front_text="mine")
+    make_card(other_workspace, front_text="theirs")
+    body = call(live_server_url, api_key.plaintext, "export_cards", {"format": "apkg"})
+    assert body["ok"] is True and body["data"]["filename"] == "cards.apkg"
+    assert _fronts(base64.b64decode(body["data"]["content"]), tmp_path) == ["mine"]
+    refused = call(
+        live_server_url,
+        api_key.plaintext,
+        "export_cards",
+        {"format": "apkg", "resource": "review_events"},
+    )
+    assert refused["ok"] is False

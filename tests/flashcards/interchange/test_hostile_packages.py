@@ -93,7 +93,8 @@ def test_a_database_that_is_not_a_collection_is_refused(upload, tmp_path):
     _refused(upload, _zip({"collection.anki2": path.read_bytes()}), "d.apkg", "missing_collection")
 
 
-def test_a_note_that_breaks_an_invariant_is_named_and_nothing_is_written(upload, tmp_path):
+def test_a_card_anki_would_not_generate_is_named_skipped_and_the_rest_imports(upload, tmp_path):
+    # A front of only <br> is empty to Anki (rslib field_is_empty): Anki shows no such card.
     data = _zip(
         {
             "collection.anki2": _collection(
@@ -103,26 +104,40 @@ def test_a_note_that_breaks_an_invariant_is_named_and_nothing_is_written(upload,
             )
         }
     )
-    error = _refused(upload, data, "deck.apkg", "invalid_rows")
-    problems = error["details"]["problems"]
-    assert len(problems) == 1 and problems[0]["note"] == 1_700_000_000_001
-    assert "front is empty" in problems[0]["message"]
-    assert "note 1700000000001" in error["message"]
+    code, body = upload(content=data, name="deck.apkg")
+    assert code == 200, body
+    report = body["data"]
+    assert report["written"] is True
+    assert report["cards"]["skipped"] == 1 and report["cards"]["created"] == 2
+    assert report["anki"]["notGenerated"] == 1
+    (skipped,) = report["skippedRows"]
+    assert skipped["note"] == 1_700_000_000_001
+    assert "note 1700000000001" in skipped["message"] and "no card" in skipped["message"]
+    assert Card.objects.count() == 2
 
 
-def test_the_dry_run_lists_the_rejected_note_with_the_rest(upload, tmp_path):
+def test_a_note_over_a_limit_is_listed_by_the_dry_run_and_the_rest_imports(upload, tmp_path):
+    long_front = "x" * 20_001
     data = _zip(
         {
             "collection.anki2": _collection(
-                tmp_path, notes=3, empty="UPDATE notes SET flds = '' WHERE guid = 'g2'"
+                tmp_path,
+                notes=3,
+                big=f"UPDATE notes SET flds = '{long_front}' || char(31) || 'x' WHERE guid = 'g2'",
             )
         }
     )
     code, body = upload(content=data, name="deck.apkg", dry_run="1")
     assert code == 200
-    assert body["data"]["cards"]["rejected"] == 1 and body["data"]["cards"]["created"] == 2
-    assert [i["action"] for i in body["data"]["items"]] == ["created", "created", "rejected"]
+    assert body["data"]["cards"]["skipped"] == 1 and body["data"]["cards"]["created"] == 2
+    assert body["data"]["cards"]["rejected"] == 0
+    assert [i["action"] for i in body["data"]["items"]] == ["created", "created", "skipped"]
+    (skipped,) = body["data"]["skippedRows"]
+    assert skipped["note"] == 1_700_000_000_002 and "20000 characters" in skipped["message"]
     assert Card.objects.count() == 0
+    code, body = upload(content=data, name="deck.apkg")
+    assert code == 200 and body["data"]["written"] is True
+    assert Card.objects.count() == 2
 
 
 @override_settings(FLASHCARDS_IMPORTS={"max_compression_ratio": 50})
