@@ -181,6 +181,18 @@ WORKSPACE = Resource(
             BOOLEAN,
             "Whether the scheduler spreads due dates with a little randomness.",
         ),
+        _col(
+            "time_zone",
+            STRING,
+            "IANA time zone of the learner's day (default UTC): DATE(col) and CURRENT_DATE count "
+            "in it.",
+        ),
+        _col(
+            "day_starts_at_hour",
+            INTEGER,
+            "Hour (0-23, local) at which a learning day starts, like Anki's next-day-starts-at "
+            "(default 0): a review before it counts for the day before.",
+        ),
     ),
     default_order=(("workspace_id", False),),
     id_column="workspace_id",

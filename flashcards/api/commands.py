@@ -79,7 +79,8 @@ def update_scheduler_settings(workspace: Workspace, body: dict[str, Any]) -> Com
         return CommandResult(
             workspace_row(workspace),
             "No setting was given, so nothing changed. Send any of desired_retention, "
-            "learning_steps_minutes, relearning_steps_minutes, maximum_interval_days, enable_fuzz.",
+            "learning_steps_minutes, relearning_steps_minutes, maximum_interval_days, enable_fuzz, "
+            "time_zone, day_starts_at_hour.",
         )
     updated = services.update_scheduler_settings(workspace, changes)
     return CommandResult(
