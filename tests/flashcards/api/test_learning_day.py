@@ -180,3 +180,18 @@ def test_export_and_import_carry_the_learning_day(workspace):
     exported["workspace"]["workspace_id"] = "7f1c1d2e-3a4b-4c5d-8e9f-0a1b2c3d4e5f"
     ws = Workspace.objects.get(pk=transfer.import_workspace(exported).workspace_id)
     assert (ws.time_zone, ws.day_starts_at_hour) == ("UTC", 0)
+
+
+def test_me_carries_the_learning_day(client_for, api_key, workspace):
+    client = client_for(api_key.plaintext)
+    assert _settings(client, MADRID).json()["ok"] is True
+    # 02:30 Madrid on 10 March: still the learning day of 9 March.
+    with timestamps.clock(lambda: datetime(2026, 3, 10, 1, 30, tzinfo=UTC)):
+        data = client.get("/v1/agent/me").json()["data"]
+    assert data["learningDay"] == {
+        "time_zone": "Europe/Madrid",
+        "day_starts_at_hour": 4,
+        "current_learning_day": "2026-03-09",
+        "current_learning_day_started_at": "2026-03-09T03:00:00.000Z",
+        "server_time": "2026-03-10T01:30:00.000Z",
+    }
