@@ -9,6 +9,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from flashcards.scheduling.day import LearningDay
+
 EFFORT_LEVELS = ("fast", "medium", "long")
 FSRS_STATES = ("new", "learning", "review", "relearning")
 REVIEW_GRADES = ("again", "hard", "good", "easy")
@@ -39,6 +41,9 @@ class Workspace(models.Model):
     relearning_steps_minutes = models.JSONField(default=default_relearning_steps)
     maximum_interval_days = models.IntegerField(default=36500)
     enable_fuzz = models.BooleanField(default=True)
+    # The learning day (flashcards.scheduling.day): what DATE(col) and CURRENT_DATE count in.
+    time_zone = models.CharField(max_length=64, default="UTC")
+    day_starts_at_hour = models.SmallIntegerField(default=0)
 
     settings_client_updated_at = models.DateTimeField(null=True, blank=True)
     settings_replica_id = models.CharField(max_length=100, blank=True, default="")
@@ -61,10 +66,18 @@ class Workspace(models.Model):
             models.CheckConstraint(
                 condition=Q(maximum_interval_days__gte=1), name="workspace_max_interval_positive"
             ),
+            models.CheckConstraint(
+                condition=Q(day_starts_at_hour__gte=0) & Q(day_starts_at_hour__lte=23),
+                name="workspace_day_start_hour_range",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.id})"
+
+    @property
+    def learning_day(self) -> LearningDay:
+        return LearningDay(self.time_zone, self.day_starts_at_hour)
 
 
 class Membership(models.Model):

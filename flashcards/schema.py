@@ -181,6 +181,18 @@ WORKSPACE = Resource(
             BOOLEAN,
             "Whether the scheduler spreads due dates with a little randomness.",
         ),
+        _col(
+            "time_zone",
+            STRING,
+            "IANA time zone of the learner's day (default UTC): DATE(col) and CURRENT_DATE count "
+            "in it.",
+        ),
+        _col(
+            "day_starts_at_hour",
+            INTEGER,
+            "Hour (0-23, local) at which a learning day starts, like Anki's next-day-starts-at "
+            "(default 0): a review before it counts for the day before.",
+        ),
     ),
     default_order=(("workspace_id", False),),
     id_column="workspace_id",
@@ -225,7 +237,13 @@ CARDS = Resource(
             allowed=EFFORT_LEVELS,
         ),
         _col("metadata", JSON, "{version: 1, source: {...}}; not filterable, not sortable."),
-        _col("due_at", DATETIME, "When the card is next due; null for a new card.", nullable=True),
+        _col(
+            "due_at",
+            DATETIME,
+            "When the card is next due; null for a new card (never reviewed), so due_at <= NOW() "
+            "leaves new cards out: add OR due_at IS NULL to include them.",
+            nullable=True,
+        ),
         _col("created_at", DATETIME, "When the card was created."),
         _col("updated_at", DATETIME, "When the card was last changed."),
         _col("reps", INTEGER, "Number of reviews."),
@@ -270,11 +288,18 @@ DECKS = Resource(
         _col(
             "effort_levels",
             STRING_ARRAY,
-            "Effort levels the deck includes; default () = any effort.",
+            "A card is in the deck when its effort_level is any of these (and it has any of the "
+            "deck's tags); default () = any effort.",
             writable=True,
             allowed=EFFORT_LEVELS,
         ),
-        _col("tags", STRING_ARRAY, "Tags the deck includes; default () = any tag.", writable=True),
+        _col(
+            "tags",
+            STRING_ARRAY,
+            "A card is in the deck when it has any of these tags (case-insensitive) and any of "
+            "its effort_levels; default () = any tag.",
+            writable=True,
+        ),
         _col("created_at", DATETIME, "When the deck was created."),
         _col("updated_at", DATETIME, "When the deck was last changed."),
     ),

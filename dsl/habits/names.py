@@ -159,6 +159,27 @@ NULL_MEANINGS: dict[str, str] = {
 COLUMN_HINTS: dict[str, dict[str, str]] = {
     "cards": {
         **dict.fromkeys(
+            (
+                "image",
+                "images",
+                "picture",
+                "photo",
+                "attachment",
+                "attachments",
+                "media",
+                "media_url",
+                "audio",
+                "sound",
+                "video",
+                "file",
+                "files",
+                "image_url",
+                "audio_url",
+            ),
+            "Cards hold text only (front_text, back_text): there is no image, audio or other media "
+            "column. Put a link or a description in the text if the learner needs one.",
+        ),
+        **dict.fromkeys(
             ("deck", "deck_name", "deck_id", "decks", "deck_title"),
             "Cards have no deck column: a deck is a saved filter (the decks resource) over tags and "
             "effort levels; read it with SELECT tags, effort_levels FROM decks WHERE name = '...', "

@@ -16,7 +16,7 @@ Values (right-hand sides, VALUES entries, SET values)
     BoolLit(value), NullLit()
     ArrayLit(items)                 ``('a', 'b')``, ``()``, ``['a']``, ``ARRAY['a']``
                                     (``'{a,b}'`` stays a StringLit; the validator decides)
-    Now(sign, interval)             ``NOW()`` / ``CURRENT_TIMESTAMP`` [``±`` ``INTERVAL '7 days'``]
+    Now(sign, interval, today)      ``NOW()`` / ``CURRENT_TIMESTAMP`` / ``CURRENT_DATE`` / ``TODAY()`` [``±`` ``INTERVAL '7 days'``]
                                     sign is 0 (no interval), +1 or -1; interval is the raw text
 Expressions (select items, left operands, GROUP BY / ORDER BY keys)
     Star()                          ``*`` in a select list, ``COUNT(*)``, ``RETURNING *``
@@ -101,6 +101,7 @@ class ArrayLit(Node):
 class Now(Node):
     sign: int = 0
     interval: str | None = None
+    today: bool = False  # CURRENT_DATE / TODAY(): the start of the current learning day
 
 
 Literal = StringLit | NumberLit | BoolLit | NullLit

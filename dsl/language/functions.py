@@ -5,7 +5,7 @@ from __future__ import annotations
 
 AGGREGATES = frozenset({"count", "sum", "avg", "min", "max"})
 SCALAR_FUNCTIONS = frozenset({"date", "lower", "upper"})
-FUNCTIONS = AGGREGATES | SCALAR_FUNCTIONS | {"now", "random", "match", "any"}
+FUNCTIONS = AGGREGATES | SCALAR_FUNCTIONS | {"now", "today", "random", "match", "any"}
 FUNCTION_LIST = (
-    "COUNT, SUM, AVG, MIN, MAX, DATE, LOWER, UPPER, NOW, RANDOM (in ORDER BY), MATCH and ANY"
+    "COUNT, SUM, AVG, MIN, MAX, DATE, LOWER, UPPER, NOW, TODAY, RANDOM (in ORDER BY), MATCH and ANY"
 )

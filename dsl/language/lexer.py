@@ -48,6 +48,7 @@ _KEYWORD_WORDS = (
     "contains",
     "array",
     "current_timestamp",
+    "current_date",
     "interval",
     "insert",
     "into",

@@ -575,7 +575,7 @@ class _Grammar:
         if name == "random" and arg is None:
             p[0] = _Random(call.span)
             return
-        if name in ("now", "match", "any", "random"):
+        if name in ("now", "today", "match", "any", "random"):
             message, hint = misplaced_call(call.name)
             raise error(message, offset=call.span[0], hint=hint)
         if name == "count" and isinstance(arg, ast.NumberLit):
@@ -681,16 +681,17 @@ class _Grammar:
             p[0] = now
         else:
             sign = 1 if p.slice[2].type == "PLUS" else -1
-            p[0] = ast.Now(sign, p[4], span=(now.span[0], p.slice[4].end))
+            p[0] = ast.Now(sign, p[4], now.today, span=(now.span[0], p.slice[4].end))
 
     def p_now(self, p: yacc.YaccProduction) -> None:
         """now : CURRENT_TIMESTAMP
+        | CURRENT_DATE
         | func_call"""
         call = p[1]
         if not isinstance(call, _Call):
-            p[0] = ast.Now(span=_tok_span(p, 1))
-        elif call.name == "now" and call.arg is None and not call.distinct:
-            p[0] = ast.Now(span=call.span)
+            p[0] = ast.Now(span=_tok_span(p, 1), today=p.slice[1].type == "CURRENT_DATE")
+        elif call.name in ("now", "today") and call.arg is None and not call.distinct:
+            p[0] = ast.Now(span=call.span, today=call.name == "today")
         else:
             message, hint = misplaced_call(call.name)
             raise error(message, offset=call.span[0], hint=hint)

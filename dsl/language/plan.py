@@ -9,12 +9,12 @@ Terms (what an item, key or condition operand refers to)
                                     also stands for an UNNEST alias
     Aggregate(func, column, distinct)
                                     func in count/sum/avg/min/max; column None for COUNT(*)
-    DateOf(column)                  DATE(datetime column), the UTC calendar date
+    DateOf(column)                  DATE(datetime column), the learning day of the workspace
     CaseFold(func, column)          LOWER(col) / UPPER(col); only in conditions
 Values (already converted)
     str, int, float, bool, None, uuid.UUID, datetime (aware, UTC), tuple (arrays, IN lists) and
-    RelativeNow(amount, unit) for NOW() / CURRENT_TIMESTAMP [± INTERVAL], resolved at execution
-    time with ``.resolve(now)``.
+    RelativeNow(amount, unit, today) for NOW() / CURRENT_TIMESTAMP / CURRENT_DATE [± INTERVAL],
+    resolved at execution time with ``.resolve(now, learning_day)``.
 Conditions
     Compare(term, op, value)        op in = != < <= > >= (scalar; '= NULL' never gets here)
     InList(term, values, negated)   values: non-empty tuple
@@ -55,6 +55,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 from dsl.schema import Column, Resource
+from flashcards.scheduling.day import UTC_DAY, LearningDay
 
 # Plan: terms -----------------------------------------------------------------------------------
 
@@ -88,18 +89,35 @@ _DATETIME_MAX = datetime.max.replace(tzinfo=UTC)
 
 @dataclass(frozen=True, slots=True)
 class RelativeNow:
-    """``NOW()`` shifted by ``amount`` ``unit`` (negative for ``-``); resolved per execution."""
+    """``NOW()`` shifted by ``amount`` ``unit`` (negative for ``-``); resolved per execution.
+    ``today`` marks ``CURRENT_DATE`` / ``TODAY()``: the start of the current learning day, whose
+    days, weeks, months and years move on the workspace's wall clock (a day may last 23 or 25
+    hours)."""
 
     amount: int = 0
     unit: str = "days"
+    today: bool = False
 
-    def resolve(self, now: datetime) -> datetime:
+    def resolve(self, now: datetime, day: LearningDay | None = None) -> datetime:
         try:
+            if self.today:
+                return self._from_day_start(now, day or UTC_DAY)
             if self.unit in ("months", "years"):
                 return _add_months(now, self.amount * (12 if self.unit == "years" else 1))
             return now + timedelta(**{self.unit: self.amount})
         except (OverflowError, ValueError):
             return _DATETIME_MAX if self.amount > 0 else _DATETIME_MIN
+
+    def _from_day_start(self, now: datetime, day: LearningDay) -> datetime:
+        today = day.date_of(now)
+        if self.unit in ("minutes", "hours"):
+            return day.start(today) + timedelta(**{self.unit: self.amount})
+        if self.unit in ("months", "years"):
+            months = self.amount * (12 if self.unit == "years" else 1)
+            shifted = _add_months(datetime.combine(today, datetime.min.time()), months).date()
+        else:
+            shifted = today + timedelta(**{self.unit: self.amount})
+        return day.start(shifted)
 
 
 def _add_months(moment: datetime, months: int) -> datetime:

@@ -233,7 +233,7 @@ def _convert_scalar(info: _TermInfo, node: ast.Value, *, check_enum: bool = True
     if kind == DATETIME:
         if isinstance(node, ast.Now):
             if node.interval is None:
-                return RelativeNow()
+                return RelativeNow(today=node.today)
             shift = literals.parse_interval(node.interval)
             if shift is None:
                 raise _fail(
@@ -243,7 +243,7 @@ def _convert_scalar(info: _TermInfo, node: ast.Value, *, check_enum: bool = True
                     f"Write an amount and a unit ({', '.join(INTERVAL_UNITS)}), "
                     "e.g. NOW() - INTERVAL '7 days'.",
                 )
-            return RelativeNow(node.sign * shift.amount, shift.unit)
+            return RelativeNow(node.sign * shift.amount, shift.unit, today=node.today)
         if isinstance(node, ast.StringLit):
             moment = literals.datetime_literal(node.value)
             if moment is not None:

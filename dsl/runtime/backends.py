@@ -14,7 +14,9 @@ databases (dsl.md §6); outside this module and its three siblings named at the 
 - string order: case-insensitive, then a code point tie-break (``COLLATE "C"`` on PostgreSQL, whose
   default collation is the locale's; SQLite's BINARY already is code point order).
 - nulls first for ASC and last for DESC (PostgreSQL's default is the opposite for ASC).
-- ``DATE(col)`` is the UTC calendar date on both.
+- ``DATE(col)`` is the learning day of col (flashcards.scheduling.day): the date on the workspace
+  zone's wall clock moved back by its day-start hour — ``AT TIME ZONE`` on PostgreSQL, a
+  registered function on SQLite; for UTC and hour 0 the UTC calendar date, as before.
 - "JSON array holds this value" (decks.effort_levels): jsonb ``@>`` / SQLite ``json_each``.
 - a correlated EXISTS that must be checked row by row (``PerRowExists``), and an uncorrelated
   id set computed once inside it (``InSubqueryOnce``): MATCH's tag check (dsl.runtime.compiler).
@@ -26,12 +28,13 @@ the few steps below Django's public API (running ready SQL, psycopg's quoting) a
 from __future__ import annotations
 
 import json
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import connection
 from django.db.models import (
     BooleanField,
+    DateField,
     Exists,
     Expression,
     F,
@@ -42,6 +45,8 @@ from django.db.models import (
 from django.db.models.expressions import OrderBy
 from django.db.models.functions import Collate, Lower, TruncDate, Upper
 from django.db.models.lookups import In
+
+from flashcards.scheduling.day import LearningDay
 
 # A parsed LIKE pattern: literal characters, and the two wildcards as these markers.
 ANY_RUN = object()
@@ -158,6 +163,7 @@ def substring_pattern(text: str) -> str:
 # PostgreSQL's do under a UTF-8 locale.
 SQLITE_LOWER = "dsl_lower"
 SQLITE_UPPER = "dsl_upper"
+SQLITE_LEARNING_DATE = "dsl_learning_date"
 
 
 def _text_function(convert: Any) -> Any:
@@ -174,6 +180,15 @@ def register_sqlite_functions(sender: Any, connection: Any, **kwargs: Any) -> No
     raw = connection.connection
     raw.create_function(SQLITE_LOWER, 1, _text_function(str.lower), deterministic=True)
     raw.create_function(SQLITE_UPPER, 1, _text_function(str.upper), deterministic=True)
+    raw.create_function(SQLITE_LEARNING_DATE, 3, _sqlite_learning_date, deterministic=True)
+
+
+def _sqlite_learning_date(value: Any, time_zone: str, hour: int) -> str | None:
+    # Django stores an aware datetime on SQLite as naive UTC text.
+    if value is None:
+        return None
+    moment = datetime.fromisoformat(str(value)).replace(tzinfo=UTC)
+    return LearningDay(time_zone, int(hour)).date_of(moment).isoformat()
 
 
 class UnicodeLower(Lower):
@@ -269,8 +284,36 @@ def json_array_has(field: str, value: str) -> Lookup:
     return JsonArrayHas(F(field), value)
 
 
-def utc_date(expr: Expression | F) -> TruncDate:
-    return TruncDate(expr, tzinfo=UTC)
+class LearningDate(Func):
+    """The learning day of a datetime column, computed by the database for every row."""
+
+    output_field = DateField()
+
+    def __init__(self, expression: Expression | F, day: LearningDay) -> None:
+        super().__init__(expression)
+        self.day = day
+
+    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
+        sql, params = compiler.compile(self.source_expressions[0])
+        return (
+            f"CAST(({sql} AT TIME ZONE %s) - make_interval(hours => %s) AS date)",
+            [*params, self.day.time_zone, self.day.starts_at_hour],
+        )
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
+        sql, params = compiler.compile(self.source_expressions[0])
+        return (
+            f"{SQLITE_LEARNING_DATE}({sql}, %s, %s)",
+            [*params, self.day.time_zone, self.day.starts_at_hour],
+        )
+
+
+def learning_date(expr: Expression | F, day: LearningDay) -> Func | TruncDate:
+    """``DATE(col)``: the UTC date when the day is UTC from midnight (an index-friendly cast),
+    else the learning day."""
+    if day.is_utc_midnight:
+        return TruncDate(expr, tzinfo=UTC)
+    return LearningDate(expr, day)
 
 
 def code_point_order(expr: Expression | F) -> Expression | F:

@@ -1,18 +1,22 @@
 """``NOW()`` bound late: compiled SQL keeps a marker (``ClockParam``) where the statement reads
 the clock, and each execution binds its own moment, so a statement that reads the clock is
-compiled once and run many times (dsl.runtime.ready_sql)."""
+compiled once and run many times (dsl.runtime.ready_sql). ``CURRENT_DATE`` binds the same way,
+the start of the learning day being computed from each execution's moment (``OnDay``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.db import connection
 from django.db.models import DateTimeField, Expression
 
+from dsl.language.plan import RelativeNow
+from flashcards.scheduling.day import LearningDay
 from flashcards.services import now_ms
 
 # What ``StatementClock`` renders as: a moment, or DEFERRED to leave a ``ClockParam`` marker in
@@ -30,6 +34,17 @@ def clock(moment: Any) -> Iterator[None]:
         yield
     finally:
         _clock.reset(token)
+
+
+@dataclass(frozen=True, slots=True)
+class OnDay:
+    """A ``RelativeNow`` with the workspace's learning day it is resolved in."""
+
+    relative: RelativeNow
+    day: LearningDay
+
+    def resolve(self, moment: datetime) -> datetime:
+        return self.relative.resolve(moment, self.day)
 
 
 def _datetime_param(value: datetime, db: Any) -> Any:

@@ -186,6 +186,7 @@ class _Scope:
         self.prefix = "card__" if tag_rows else ""
         self.model = CardTag if tag_rows else MODELS[resource.name]
         self.now = now
+        self.day = workspace.learning_day
         # The outer row's card / deck for correlated tag subqueries.
         self.owner_ref = "card" if tag_rows else "pk"
 
@@ -210,9 +211,9 @@ class _Scope:
     def value(self, raw: Any) -> Any:
         if isinstance(raw, p.RelativeNow):
             if self.now is None:
-                # Bound late: the moment is decided when the SQL is generated (dsl.runtime.backends).
-                return statement_clock.StatementClock(raw)
-            return raw.resolve(self.now)
+                # Bound late: the moment is decided when the SQL is generated (dsl.runtime.clock).
+                return statement_clock.StatementClock(statement_clock.OnDay(raw, self.day))
+            return raw.resolve(self.now, self.day)
         return raw
 
 
@@ -310,7 +311,7 @@ def term_expression(scope: _Scope, term: p.Term) -> Any:
     if isinstance(term, Column):
         return column_expression(scope, term)
     if isinstance(term, p.DateOf):
-        return backends.utc_date(column_expression(scope, term.column))
+        return backends.learning_date(column_expression(scope, term.column), scope.day)
     if isinstance(term, p.CaseFold):
         function = backends.UnicodeLower if term.func == "lower" else backends.UnicodeUpper
         return function(column_expression(scope, term.column))

@@ -59,7 +59,7 @@ class PreparedCache:
 
 prepared = PreparedCache(PREPARED_CACHE_SIZE)
 
-_ready: OrderedDict[tuple[int, object, str], ReadySelect] = OrderedDict()
+_ready: OrderedDict[tuple[int, object, object, str], ReadySelect] = OrderedDict()
 _ready_lock = threading.Lock()
 
 
@@ -198,7 +198,7 @@ def ready_select(plan: p.SelectPlan, workspace: Workspace, db: Any = connection)
     """The ReadySelect of a plan in a workspace, reused across requests. Plans come from the
     prepared-statement cache, so the same SQL yields the same plan object; the workspace id is
     part of the key because it is a parameter of the scope filter every query starts from."""
-    key = (id(plan), workspace.pk, db.vendor)
+    key = (id(plan), workspace.pk, workspace.learning_day, db.vendor)
     with _ready_lock:
         found = _ready.get(key)
         if found is not None and found.plan is plan:

@@ -367,6 +367,19 @@ class SchedulerSettingsRequestSerializer(ClosedSerializer):
     )
     maximum_interval_days = StrictInteger(required=False, min_value=1, max_value=36500)
     enable_fuzz = StrictBoolean(required=False)
+    # Blank and unknown names are the domain's to refuse (one message naming an example zone).
+    time_zone = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text="IANA time zone name of the learner's day, e.g. Europe/Madrid; default UTC.",
+    )
+    day_starts_at_hour = StrictInteger(
+        required=False,
+        min_value=0,
+        max_value=23,
+        help_text="Local hour at which a learning day starts (Anki's default is 4); default 0.",
+    )
     workspace_id = workspace_id_field()
 
 

@@ -79,7 +79,8 @@ def update_scheduler_settings(workspace: Workspace, body: dict[str, Any]) -> Com
         return CommandResult(
             workspace_row(workspace),
             "No setting was given, so nothing changed. Send any of desired_retention, "
-            "learning_steps_minutes, relearning_steps_minutes, maximum_interval_days, enable_fuzz.",
+            "learning_steps_minutes, relearning_steps_minutes, maximum_interval_days, enable_fuzz, "
+            "time_zone, day_starts_at_hour.",
         )
     updated = services.update_scheduler_settings(workspace, changes)
     return CommandResult(
@@ -219,6 +220,20 @@ def list_workspaces(
     return CommandResult(data, instructions)
 
 
+def learning_day_row(workspace: Workspace) -> dict[str, Any]:
+    """The workspace's day as /v1/agent/me shows it: what CURRENT_DATE and DATE(col) count in."""
+    day = workspace.learning_day
+    now = services.now_ms()
+    today = day.date_of(now)
+    return {
+        "time_zone": day.time_zone,
+        "day_starts_at_hour": day.starts_at_hour,
+        "current_learning_day": today.isoformat(),
+        "current_learning_day_started_at": services.format_timestamp(day.start(today)),
+        "server_time": services.format_timestamp(now),
+    }
+
+
 def me(user: AbstractBaseUser, api_key: ApiKey | None) -> CommandResult:
     workspace = current_workspace(user, api_key)
     data = {
@@ -237,6 +252,7 @@ def me(user: AbstractBaseUser, api_key: ApiKey | None) -> CommandResult:
             "last_used_at": services.format_timestamp(api_key.last_used_at),
         },
         "authentication": "api_key" if api_key is not None else "session",
+        "learningDay": None if workspace is None else learning_day_row(workspace),
     }
     if workspace is None:
         instructions = (

@@ -21,6 +21,7 @@ MCP_TOOL_NAMES = (
     "sql_query",
     "sql_execute",
     "submit_review",
+    "update_scheduler_settings",
     "list_workspaces",
     "select_workspace",
     "import_cards",
@@ -88,7 +89,8 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
         "POST",
         "agent-scheduler-settings",
         "{desired_retention?, learning_steps_minutes?, relearning_steps_minutes?, "
-        "maximum_interval_days?, enable_fuzz?}; omitted keys keep their value.",
+        "maximum_interval_days?, enable_fuzz?, time_zone?, day_starts_at_hour?}; omitted keys "
+        "keep their value.",
     ),
     (
         "reset_progress",

@@ -104,6 +104,17 @@ ME = obj(
             )
         ),
         "authentication": {"type": "string", "enum": ["api_key", "session"]},
+        "learningDay": nullable(
+            obj(
+                {
+                    "time_zone": STRING,
+                    "day_starts_at_hour": INTEGER,
+                    "current_learning_day": {"type": "string", "format": "date"},
+                    "current_learning_day_started_at": TIMESTAMP,
+                    "server_time": TIMESTAMP,
+                }
+            )
+        ),
     }
 )
 WORKSPACES = obj(

@@ -13,8 +13,9 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Min
 
-from flashcards.models import Workspace
+from flashcards.models import Card, ReviewEvent, Workspace
 from flashcards.services.content import create_cards, create_decks
 from flashcards.services.scheduling import submit_review
 from flashcards.services.timestamps import now_ms
@@ -374,8 +375,29 @@ def seed_demo_workspace(user: AbstractBaseUser) -> DemoResult:
         ],
     )
     decks = create_decks(workspace, list(DEMO_DECKS))
-    reviews = _replay_history(workspace, [card.id for card in cards], now_ms())
+    now = now_ms()
+    reviews = _replay_history(workspace, [card.id for card in cards], now)
+    _date_cards_by_history(workspace, cards, now)
     return DemoResult(workspace, created=True, cards=len(cards), decks=len(decks), reviews=reviews)
+
+
+def _date_cards_by_history(workspace: Workspace, cards: list[Card], now: datetime) -> None:
+    """Each card created shortly before its first review, or within the last week if it has none,
+    so that "cards created this week" means something on the demo."""
+    rng = random.Random(RANDOM_SEED + 1)
+    first_reviews = dict(
+        ReviewEvent.objects.filter(workspace=workspace)
+        .values("card_id")
+        .annotate(first=Min("reviewed_at_client"))
+        .values_list("card_id", "first")
+    )
+    for card in cards:
+        first = first_reviews.get(card.id)
+        if first is not None:
+            card.created_at = first - timedelta(minutes=rng.randint(2, 180))
+        else:
+            card.created_at = now - timedelta(days=rng.randint(0, 6), minutes=rng.randint(0, 600))
+    Card.objects.bulk_update(cards, ["created_at"])
 
 
 def _replay_history(workspace: Workspace, card_ids: list[object], now: datetime) -> int:

@@ -18,6 +18,7 @@ from flashcards.scheduling import (
     SchedulerSettings,
     review_card,
 )
+from flashcards.scheduling.day import valid_time_zone
 from flashcards.services.common import (
     DomainError,
     WriteContext,
@@ -34,7 +35,10 @@ SETTINGS_FIELDS = (
     "relearning_steps_minutes",
     "maximum_interval_days",
     "enable_fuzz",
+    "time_zone",
+    "day_starts_at_hour",
 )
+LEARNING_DAY_FIELDS = ("time_zone", "day_starts_at_hour")
 SCHEDULE_FIELDS = (
     "fsrs_card_state",
     "due_at",
@@ -263,6 +267,25 @@ def clean_scheduler_settings(changes: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(changes["enable_fuzz"], bool):
             raise DomainError("enable_fuzz must be true or false.", field="enable_fuzz")
         cleaned["enable_fuzz"] = changes["enable_fuzz"]
+    if "time_zone" in changes:
+        zone_name = valid_time_zone(changes["time_zone"])
+        if zone_name is None:
+            raise DomainError(
+                f"time_zone must be an IANA time zone name such as Europe/Madrid or UTC; "
+                f"got {changes['time_zone']!r}.",
+                field="time_zone",
+            )
+        cleaned["time_zone"] = zone_name
+    if "day_starts_at_hour" in changes:
+        value = changes["day_starts_at_hour"]
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 23:
+            raise DomainError(
+                "day_starts_at_hour must be a whole hour from 0 to 23 (Anki's default is 4).",
+                field="day_starts_at_hour",
+            )
+        cleaned["day_starts_at_hour"] = value
     return cleaned
 
 

@@ -56,7 +56,11 @@ from flashcards.services.content import (
     clean_card_fields,
     clean_deck_fields,
 )
-from flashcards.services.scheduling import SETTINGS_FIELDS, clean_scheduler_settings
+from flashcards.services.scheduling import (
+    LEARNING_DAY_FIELDS,
+    SETTINGS_FIELDS,
+    clean_scheduler_settings,
+)
 from flashcards.services.tags import canonical_spelling, resolve_tags
 from flashcards.services.timestamps import now_ms, parse_timestamp, truncate_ms
 from flashcards.services.workspaces import clean_workspace_name, get_or_create_user
@@ -131,11 +135,14 @@ def export_workspace(workspace: Workspace) -> dict[str, Any]:
 class _Row:
     """One row of the file with typed accessors whose errors name the row and column."""
 
-    def __init__(self, data: object, path: str, columns: Sequence[str]):
+    def __init__(
+        self, data: object, path: str, columns: Sequence[str], optional: Sequence[str] = ()
+    ):
+        """``optional``: columns that files written by earlier versions lack."""
         self.path = path
         if not isinstance(data, dict):
             raise TransferError(f"{path}: must be a JSON object with the columns {_list(columns)}.")
-        missing = [c for c in columns if c not in data]
+        missing = [c for c in columns if c not in data and c not in optional]
         if missing:
             raise TransferError(f"{path}: missing column(s) {_list(missing)}.")
         unknown = sorted(set(data) - set(columns))
@@ -197,7 +204,7 @@ class _Row:
 
     def clean(self, cleaner: Callable[[dict[str, Any]], dict[str, Any]], columns: Sequence[str]):
         try:
-            return cleaner({c: self.data[c] for c in columns})
+            return cleaner({c: self.data[c] for c in columns if c in self.data})
         except DomainError as exc:
             raise self.error(exc.field or columns[0], exc.message) from exc
 
@@ -230,7 +237,7 @@ def _rows(data: dict[str, Any], key: str) -> list[object]:
 
 
 def _parse_workspace(raw: object, stamp: tuple[datetime, str, str]) -> Workspace:
-    row = _Row(raw, "workspace", WORKSPACE_COLUMNS)
+    row = _Row(raw, "workspace", WORKSPACE_COLUMNS, optional=LEARNING_DAY_FIELDS)
     if row.data["algorithm"] != ALGORITHM:
         raise row.error("algorithm", f"must be {ALGORITHM!r}; got {_show(row.data['algorithm'])}.")
     try:

@@ -19,6 +19,8 @@ DEFAULT_SETTINGS = {
     "relearning_steps_minutes": [10],
     "maximum_interval_days": 36500,
     "enable_fuzz": True,
+    "time_zone": "UTC",
+    "day_starts_at_hour": 0,
 }
 WORKSPACE_COLUMNS = [
     "workspace_id",
@@ -30,6 +32,8 @@ WORKSPACE_COLUMNS = [
     "relearning_steps_minutes",
     "maximum_interval_days",
     "enable_fuzz",
+    "time_zone",
+    "day_starts_at_hour",
 ]
 CARD_COLUMNS = [
     "card_id",

@@ -30,6 +30,7 @@ TOOLS = {
     "sql_query",
     "sql_execute",
     "submit_review",
+    "update_scheduler_settings",
     "list_workspaces",
     "select_workspace",
     "import_cards",

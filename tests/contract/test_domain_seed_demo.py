@@ -64,3 +64,17 @@ def test_the_headline_examples_run_on_the_demo_workspace():
     assert {row["rating"] for row in results[3]["rows"]} <= {0, 1, 2, 3}
     assert results[6]["affectedCount"] == 1
     assert results[1]["affectedCount"] == results[8]["affectedCount"] == 0
+
+
+def test_demo_cards_are_created_before_their_history():
+    """Issue #22: each card's created_at is before its first review, and spread over time."""
+    from flashcards.models import Card, ReviewEvent
+
+    client = client_with(seed("--print-key").rstrip("\n").splitlines()[-1])
+    created = rows(client, "SELECT DATE(created_at) AS day, COUNT(*) AS n FROM cards GROUP BY day")
+    assert len(created) > 3
+    for card in Card.objects.all():
+        first = ReviewEvent.objects.filter(card=card).order_by("reviewed_at_client").first()
+        if first is not None:
+            assert card.created_at < first.reviewed_at_client
+        assert card.created_at <= card.updated_at

@@ -273,6 +273,26 @@ def test_settings_snapshots_follow_last_writer_wins(phone, workspace_id, client)
     assert workspace_row(client)["desired_retention"] == 0.8
 
 
+def test_settings_snapshots_carry_the_learning_day(phone, workspace_id, client):
+    """Issue #22: time_zone and day_starts_at_hour sync like every other setting."""
+    [bad] = phone.push(
+        phone.op("workspace_scheduler_settings", workspace_id, {"time_zone": "Atlantis"}, T1)
+    )
+    assert bad["status"] == "rejected"
+    [applied] = phone.push(
+        phone.op(
+            "workspace_scheduler_settings",
+            workspace_id,
+            {"time_zone": "Europe/Madrid", "day_starts_at_hour": 4},
+            T2,
+        )
+    )
+    assert applied["status"] == "applied"
+    row = workspace_row(client)
+    assert (row["time_zone"], row["day_starts_at_hour"]) == ("Europe/Madrid", 4)
+    assert workspace_row(agent("elsewhere"))["time_zone"] == "UTC"
+
+
 @pytest.mark.parametrize(
     "body",
     [

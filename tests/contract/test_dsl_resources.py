@@ -104,6 +104,8 @@ EXPECTED_COLUMNS = {
         ("relearning_steps_minutes", "integer[]", False, True),
         ("maximum_interval_days", "integer", False, True),
         ("enable_fuzz", "boolean", False, True),
+        ("time_zone", "string", False, True),
+        ("day_starts_at_hour", "integer", False, True),
     ],
 }
 ALLOWED = {

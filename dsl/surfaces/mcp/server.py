@@ -83,8 +83,9 @@ SERVER_INSTRUCTIONS = (
     "Flashcards stored behind one SQL-shaped language. Start with sql_query 'SHOW TABLES', then "
     "'DESCRIBE cards'. Reads return at most 100 rows (page with OFFSET while data.hasMore). "
     "front_text is the prompt only, back_text the answer. A write statement affects at most 100 "
-    "rows. Record reviews with submit_review; scheduler settings and progress resets are REST "
-    "commands (see docs.discoveryUrl). Every result is an envelope: read ok, data, "
+    "rows. Record reviews with submit_review and change scheduler settings (including the "
+    "learner's time_zone and day_starts_at_hour) with update_scheduler_settings; progress resets "
+    "are REST commands (see docs.discoveryUrl). Every result is an envelope: read ok, data, "
     "instructions and error, and follow instructions. The resources flashcards://grammar and "
     "flashcards://tables/<name> hold the whole dialect and each table's DESCRIBE."
 )
@@ -431,6 +432,15 @@ def submit_review_description() -> str:
     )
 
 
+def update_scheduler_settings_description() -> str:
+    return (
+        "Change the workspace's scheduler settings; omitted arguments keep their value. "
+        "time_zone (IANA, e.g. Europe/Madrid) and day_starts_at_hour (0-23) define the learning "
+        "day that DATE(col) and CURRENT_DATE count in. Returns the workspace row "
+        f"({_columns('workspace')})."
+    )
+
+
 def list_workspaces_description() -> str:
     return (
         "List the workspaces this key's user belongs to (oldest first, at most `limit` per page, "
@@ -558,6 +568,45 @@ def build_server() -> MCPServer:
 
         return await _tool(ctx, work)
 
+    async def update_scheduler_settings(
+        ctx: Context,
+        desired_retention: Annotated[
+            float | None, Field(description="Strictly between 0 and 1, e.g. 0.9.")
+        ] = None,
+        learning_steps_minutes: Annotated[
+            list[int] | None, Field(description="Whole minutes, strictly increasing.")
+        ] = None,
+        relearning_steps_minutes: Annotated[
+            list[int] | None, Field(description="Whole minutes, strictly increasing.")
+        ] = None,
+        maximum_interval_days: Annotated[int | None, Field(description="1..36500.")] = None,
+        enable_fuzz: Annotated[bool | None, Field(description="Spread due dates a little.")] = None,
+        time_zone: Annotated[
+            str | None,
+            Field(description="IANA time zone of the learner's day, e.g. Europe/Madrid."),
+        ] = None,
+        day_starts_at_hour: Annotated[
+            int | None, Field(description="Local hour 0-23 at which a learning day starts.")
+        ] = None,
+        workspace_id: WorkspaceId = None,
+    ) -> CallToolResult:
+        given = {
+            "desired_retention": desired_retention,
+            "learning_steps_minutes": learning_steps_minutes,
+            "relearning_steps_minutes": relearning_steps_minutes,
+            "maximum_interval_days": maximum_interval_days,
+            "enable_fuzz": enable_fuzz,
+            "time_zone": time_zone,
+            "day_starts_at_hour": day_starts_at_hour,
+        }
+
+        def work(request: ASGIRequest) -> dict[str, Any]:
+            body = commands.settings_body({k: v for k, v in given.items() if v is not None})
+            workspace = request_workspace(request, workspace_id)
+            return _command(commands.update_scheduler_settings(workspace, body), request)
+
+        return await _tool(ctx, work)
+
     async def list_workspaces(
         ctx: Context,
         limit: Annotated[int | None, Field(description="1..100, default 100.")] = None,
@@ -624,6 +673,17 @@ def build_server() -> MCPServer:
             read_only_hint=False,
             destructive_hint=False,
             idempotent_hint=False,
+            open_world_hint=False,
+        ),
+    )
+    server.add_tool(
+        update_scheduler_settings,
+        description=update_scheduler_settings_description(),
+        annotations=ToolAnnotations(
+            title="Change scheduler settings",
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=True,
             open_world_hint=False,
         ),
     )
