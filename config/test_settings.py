@@ -22,3 +22,7 @@ QUERY_LOG_ASYNC = False
 # Live-server tests run the served application in a thread of the test process: connections of its
 # threads must not outlive their requests, or PostgreSQL refuses to drop the test database.
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
+
+# A habit row whose template names a field or filter that does not exist raises instead of being
+# skipped in silence (dsl.teaching.teach logs and keeps the plain error in production).
+DSL_TEACHING_STRICT = True
