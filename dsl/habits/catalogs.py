@@ -179,7 +179,7 @@ ROWS: tuple[Habit, ...] = (
     h(
         "catalogs",
         "explain analyze? verbose? query? plan? for? select",
-        "EXPLAIN is not available: run the statement itself (reads are limited to 100 rows a page).",
+        "EXPLAIN is not available: run the statement itself (reads are limited to {page_rows} rows a page).",
         "Run {fix}",
         rewrite="{after_explain}",
         example="EXPLAIN SELECT * FROM cards",

@@ -21,7 +21,7 @@ ROWS: tuple[Habit, ...] = (
         "Write LIMIT {2} at the end, e.g. {fix}",
         rewrite="{before}{after} LIMIT {2}",
         statements="select",
-        fallback="Write LIMIT {2} at the end of the statement (at most 100 rows a page)",
+        fallback="Write LIMIT {2} at the end of the statement (at most {page_rows} rows a page)",
         example="SELECT TOP 5 * FROM cards",
     ),
     h(
@@ -31,7 +31,7 @@ ROWS: tuple[Habit, ...] = (
         "Write LIMIT {3} at the end, e.g. {fix}",
         rewrite="{before}{after} LIMIT {3}",
         statements="select",
-        fallback="Write LIMIT {3} at the end of the statement (at most 100 rows a page)",
+        fallback="Write LIMIT {3} at the end of the statement (at most {page_rows} rows a page)",
         example="SELECT TOP (10) front_text, due_at FROM cards ORDER BY due_at",
     ),
     h(
@@ -92,7 +92,7 @@ ROWS: tuple[Habit, ...] = (
     h(
         "paging",
         "limit all|#num|- #num?",
-        "UPDATE and DELETE take no LIMIT: they change every row their WHERE matches (at most 100).",
+        "UPDATE and DELETE take no LIMIT: they change every row their WHERE matches (at most {write_rows}).",
         "Read the ids of the rows you mean first ({fix}), then name them: {before_where} WHERE {id_column} = '<id>' (several: {id_column} IN ('<id>', ...))",
         rewrite="SELECT {id_column} FROM {resource} WHERE {where} LIMIT {2}",
         statements="update delete",
@@ -112,9 +112,9 @@ ROWS: tuple[Habit, ...] = (
     h(
         "paging",
         "limit all",
-        "LIMIT ALL is not supported: pages hold at most 100 rows.",
+        "LIMIT ALL is not supported: pages hold at most {page_rows} rows.",
         "Write {fix} and page on with OFFSET",
-        replace="LIMIT 100",
+        replace="LIMIT {page_rows}",
         at=1,
         reason="keep",
         example="SELECT * FROM cards LIMIT ALL",
@@ -122,9 +122,9 @@ ROWS: tuple[Habit, ...] = (
     h(
         "paging",
         "limit - 1",
-        "LIMIT -1 is not supported: pages hold at most 100 rows.",
+        "LIMIT -1 is not supported: pages hold at most {page_rows} rows.",
         "Write {fix} and page on with OFFSET",
-        replace="LIMIT 100",
+        replace="LIMIT {page_rows}",
         at=1,
         overrides=True,
         reason="keep",
@@ -142,7 +142,7 @@ ROWS: tuple[Habit, ...] = (
     h(
         "paging",
         "limit 0",
-        "LIMIT 0 is out of range: a page holds 1 to 100 rows.",
+        "LIMIT 0 is out of range: a page holds 1 to {page_rows} rows.",
         "To see a resource's columns without rows, run {fix}",
         rewrite="DESCRIBE {resource}",
         when_reason="limit_out_of_range",

@@ -47,7 +47,7 @@ ROWS: tuple[Habit, ...] = (
     h(
         "writes",
         "where 1|true = 1|true",
-        "A condition that is always true names no rows: UPDATE and DELETE change at most 100 rows, named by their WHERE.",
+        "A condition that is always true names no rows: UPDATE and DELETE change at most {write_rows} rows, named by their WHERE.",
         'Name the rows, e.g. WHERE {id_column} IN (\'<id>\', ...); the scheduling state of every card is reset with POST /v1/agent/workspace/reset-progress {{"confirmation": "reset all progress"}}',
         at=1,
         statements="update delete",
@@ -202,7 +202,7 @@ ROWS: tuple[Habit, ...] = (
     h(
         "writes",
         "truncate table? #word",
-        "TRUNCATE is not supported; rows are removed with DELETE ... WHERE (at most 100 per statement).",
+        "TRUNCATE is not supported; rows are removed with DELETE ... WHERE (at most {write_rows} per statement).",
         "Write DELETE FROM {3:resource_name} WHERE ... for the rows you mean, e.g. DELETE FROM {3:resource_name} WHERE {3:id_of} IN ('<id>', ...)",
         example="TRUNCATE cards",
     ),

@@ -67,6 +67,7 @@ from dsl.schema import (
     Resource,
     get_resource,
 )
+from dsl.settings import dsl_settings
 
 # Errors ----------------------------------------------------------------------------------------
 
@@ -1227,7 +1228,7 @@ def _where_required(stmt: ast.Update | ast.Delete, verb: str) -> ast.Condition:
             f"{verb} needs a WHERE clause.",
             "missing_where",
             stmt,
-            f"Add a WHERE naming the rows (at most 100 per statement), e.g. {verb} "
+            f"Add a WHERE naming the rows (at most {dsl_settings.MAX_ROWS_PER_WRITE} per statement), e.g. {verb} "
             f"{stmt.resource} ... WHERE {_id_example(stmt.resource)}; for every row, read the ids "
             "a page at a time with SELECT and name them.",
         )

@@ -16,6 +16,7 @@ from dsl.language.lexer import tokenize
 from dsl.language.parser import DEFAULT_LIMITS, Limits, parse_batch
 from dsl.language.validator import validate_batch
 from dsl.schema import get_resource
+from dsl.settings import dsl_settings
 from dsl.teaching.filters import TemplateError, _column, _quote, _Text
 from dsl.teaching.matching import _Capture, _Found, _found_here
 from dsl.teaching.shapes import (
@@ -41,7 +42,7 @@ _CORRECTION_ROUNDS = 8
 _STATEMENT_FIELDS = frozenset(
     {
         "resource", "id_column", "named_resource", "where", "kind_upper", "required_columns",
-        "today", "tomorrow", "order_column", "from_order",
+        "today", "tomorrow", "order_column", "from_order", "page_rows", "write_rows",
     }
 )  # fmt: skip
 _MATCH_FIELDS = frozenset(
@@ -97,6 +98,10 @@ class _Context(dict):
         if key in ("today", "tomorrow"):
             day = datetime.now(UTC).date() + timedelta(days=key == "tomorrow")
             return f"'{day.isoformat()}'"
+        if key == "page_rows":  # the configured limits (dsl.md §8), as the messages say them
+            return str(dsl_settings.MAX_ROWS_PER_SELECT)
+        if key == "write_rows":
+            return str(dsl_settings.MAX_ROWS_PER_WRITE)
         if key == "order_column":
             return stmt.order_column()
         if key == "from_order":
