@@ -34,6 +34,26 @@ ROWS: tuple[Habit, ...] = (
         fallback="Count per value with GROUP BY, or count the condition in its own statement, e.g. SELECT COUNT(*) FROM {resource} WHERE {5}",
         example="SELECT COUNT(CASE WHEN review_grade = 'again' THEN 1 END) FROM review_events",
     ),
+    # ClickHouse's countIf, Snowflake's and DuckDB's COUNT_IF: the condition moves into WHERE.
+    h(
+        "aggregates",
+        "countif|count_if #args",
+        "{1:upper}() is not supported: a counted condition goes in WHERE.",
+        "Count the rows in WHERE: {fix}",
+        replace="COUNT(*)",
+        condition="{2[0]}",
+        fallback="Count the condition in its own statement, e.g. SELECT COUNT(*) FROM {resource} WHERE {2[0]}",
+        example="SELECT countIf(rating = 0) FROM review_events",
+    ),
+    # ClickHouse's uniq / uniqExact, approximate distinct counts elsewhere.
+    h(
+        "aggregates",
+        "uniq|uniqexact|uniqcombined|approx_count_distinct|approx_distinct|ndv ( #name )",
+        "{1:upper}() is not supported; a count of distinct values is COUNT(DISTINCT column).",
+        "Write {fix}",
+        replace="COUNT(DISTINCT {3})",
+        example="SELECT uniq(card_id) FROM review_events",
+    ),
     h(
         "aggregates",
         "sum|count ( if|iif ( #upto:, , #any , #any ) )",

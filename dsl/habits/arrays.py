@@ -5,6 +5,23 @@ from __future__ import annotations
 from dsl.habits.base import READ_FIRST, Habit, h
 
 ROWS: tuple[Habit, ...] = (
+    # ClickHouse's hasAny / hasAll, DuckDB's list_has_any / list_has_all.
+    h(
+        "arrays",
+        "hasany|list_has_any|array_has_any|arrays_overlap #args",
+        "{1}() is not supported; whether an array holds any of some values is OVERLAP.",
+        "Write {fix}",
+        replace=("{2[0]:column} OVERLAP {2[1]:list}", "{2[1]:column} OVERLAP {2[0]:list}"),
+        example="SELECT * FROM cards WHERE hasAny(tags, ['verbs', 'nouns'])",
+    ),
+    h(
+        "arrays",
+        "hasall|list_has_all|array_has_all #args",
+        "{1}() is not supported; whether an array holds all of some values is CONTAINS.",
+        "Write {fix}",
+        replace="{2[0]:column} CONTAINS {2[1]:list}",
+        example="SELECT front_text FROM cards WHERE hasAll(tags, ['verbs', 'irregular'])",
+    ),
     h(
         "arrays",
         "#array_column contains|overlap #str , #str , #str",

@@ -5,6 +5,25 @@ from __future__ import annotations
 from dsl.habits.base import Habit, h
 
 ROWS: tuple[Habit, ...] = (
+    # starts_with / startsWith (PostgreSQL, DuckDB, ClickHouse, BigQuery, Snowflake's STARTSWITH).
+    h(
+        "text",
+        "starts_with|startswith|starts_with_text|prefix #args",
+        "{1:upper}() is not supported; a prefix test is LIKE 'text%'.",
+        "Write {fix}",
+        replace="{2[0]:column} LIKE '{2[1]:like}%'",
+        clauses="where having",
+        example="SELECT * FROM cards WHERE starts_with(front_text, 'ho')",
+    ),
+    h(
+        "text",
+        "ends_with|endswith|suffix #args",
+        "{1:upper}() is not supported; a suffix test is LIKE '%text'.",
+        "Write {fix}",
+        replace="{2[0]:column} LIKE '%{2[1]:like}'",
+        clauses="where having",
+        example="SELECT front_text FROM cards WHERE endsWith(back_text, 'ar')",
+    ),
     h(
         "text",
         "#name = #str collate #word",
