@@ -28,3 +28,7 @@ DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
 OAUTH_REGISTRATIONS_PER_ADDRESS = 0
 LOGIN_FAILURES_PER_ACCOUNT = 0
 LOGIN_FAILURES_PER_ADDRESS = 0
+
+# A habit row whose template names a field or filter that does not exist raises instead of being
+# skipped in silence (dsl.teaching.teach logs and keeps the plain error in production).
+DSL_TEACHING_STRICT = True

@@ -28,7 +28,13 @@ Filters follow a colon and chain with ``|``: ``{2[0]:unit}`` (``day`` → ``days
 ``day``, ``day_after``, ``next_year``, ``like`` (a literal usable inside a LIKE pattern),
 ``regex_like`` (a plain regular expression as a LIKE pattern), ``unwild`` (a LIKE pattern's text),
 ``underscores`` (``n`` → ``n+1`` underscores), ``upper``, ``lower``, ``cast_inner``.
-A filter that does not fit its input makes that template unusable, so the next one is tried.
+A filter that does not fit its input makes that template unusable, so the next one is tried; a
+field or filter that is not registered (``FIELDS`` in ``dsl.teaching.rewrites``, ``FILTERS`` in
+``dsl.teaching.filters``) is a bug in the row and raises ``TemplateError``. ``{page_rows}`` and
+``{write_rows}`` are the configured limits (``dsl_settings``).
+
+Every row carries ``example``, a statement it explains: tests/dsl/test_habit_examples.py sends each
+through the endpoint and fails unless that row taught the error.
 
 ``replace`` rewrites the matched tokens, ``rewrite`` the whole statement; each is tried in order,
 and only a rewrite that then validates is shown as a corrected statement. ``advice`` is the hint

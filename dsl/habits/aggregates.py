@@ -12,6 +12,7 @@ ROWS: tuple[Habit, ...] = (
         "Select both columns and take the second where the first is null, after reading: {fix}",
         replace="{3}, {5}",
         clauses="select",
+        example="SELECT card_id, COALESCE(due_at, created_at) AS next_at FROM cards",
     ),
     h(
         "aggregates",
@@ -20,6 +21,7 @@ ROWS: tuple[Habit, ...] = (
         "Select the values themselves (the counts, sums or columns) and compute the result after reading",
         at=1,
         clauses="select having order",
+        example="SELECT rating, COUNT(*) * 100.0 / SUM(COUNT(*)) OVER () AS pct FROM review_events GROUP BY rating",
     ),
     h(
         "aggregates",
@@ -30,6 +32,27 @@ ROWS: tuple[Habit, ...] = (
         condition="{5}",
         at=2,
         fallback="Count per value with GROUP BY, or count the condition in its own statement, e.g. SELECT COUNT(*) FROM {resource} WHERE {5}",
+        example="SELECT COUNT(CASE WHEN review_grade = 'again' THEN 1 END) FROM review_events",
+    ),
+    # ClickHouse's countIf, Snowflake's and DuckDB's COUNT_IF: the condition moves into WHERE.
+    h(
+        "aggregates",
+        "countif|count_if #args",
+        "{1:upper}() is not supported: a counted condition goes in WHERE.",
+        "Count the rows in WHERE: {fix}",
+        replace="COUNT(*)",
+        condition="{2[0]}",
+        fallback="Count the condition in its own statement, e.g. SELECT COUNT(*) FROM {resource} WHERE {2[0]}",
+        example="SELECT countIf(rating = 0) FROM review_events",
+    ),
+    # ClickHouse's uniq / uniqExact, approximate distinct counts elsewhere.
+    h(
+        "aggregates",
+        "uniq|uniqexact|uniqcombined|approx_count_distinct|approx_distinct|ndv ( #name )",
+        "{1:upper}() is not supported; a count of distinct values is COUNT(DISTINCT column).",
+        "Write {fix}",
+        replace="COUNT(DISTINCT {3})",
+        example="SELECT uniq(card_id) FROM review_events",
     ),
     h(
         "aggregates",
@@ -39,6 +62,7 @@ ROWS: tuple[Habit, ...] = (
         replace="COUNT(*)",
         condition="{5}",
         at=2,
+        example="SELECT SUM(IF(rating = 0, 1, 0)) AS again_count FROM review_events",
     ),
     h(
         "aggregates",
@@ -48,6 +72,7 @@ ROWS: tuple[Habit, ...] = (
         replace="COUNT(*)",
         condition="{3} {4} {5}",
         at=3,
+        example="SELECT card_id, SUM(rating = 0) AS fails FROM review_events GROUP BY card_id",
     ),
     h(
         "aggregates",
@@ -55,6 +80,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported: write the condition itself.",
         "Write {fix}",
         replace="{3}",
+        example="SELECT COUNT(*) AS n FROM cards WHERE IIF(reps > 0, 1, 0) = 1",
     ),
     h(
         "aggregates",
@@ -64,6 +90,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1:upper}({5})",
         condition="{5} != {7}",
         at=2,
+        example="SELECT AVG(NULLIF(fsrs_scheduled_days, 0)) FROM cards",
     ),
     h(
         "aggregates",
@@ -72,6 +99,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix} (AVG already returns a fractional number)",
         replace="{1:upper}({3})",
         at=3,
+        example="SELECT AVG(rating * 1.0) FROM review_events",
     ),
     h(
         "aggregates",
@@ -80,6 +108,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="AVG({3})",
         at=4,
+        example="SELECT SUM(lapses) / COUNT(*) AS lapse_rate FROM cards",
     ),
     h(
         "aggregates",
@@ -88,6 +117,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1:upper}({3}), {6:upper}({8})",
         at=4,
+        example="SELECT MAX(reps) - MIN(reps) AS spread FROM cards",
     ),
     h(
         "aggregates",
@@ -95,6 +125,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported: there is no list aggregate.",
         "Read the values instead: {fix}",
         rewrite=("SELECT {2[0]:column} FROM {resource} ORDER BY {2[0]:column}",),
+        example="SELECT STRING_AGG(name, ', ') WITHIN GROUP (ORDER BY name) FROM decks",
     ),
     h(
         "aggregates",
@@ -103,6 +134,7 @@ ROWS: tuple[Habit, ...] = (
         "Group by both columns (rowCount is then the number of distinct pairs; page with OFFSET), e.g. {fix}",
         rewrite="SELECT {4}, {6}, COUNT(*) FROM {resource} GROUP BY {4}, {6}",
         at=4,
+        example="SELECT COUNT(DISTINCT card_id, rating) FROM review_events",
     ),
     h(
         "aggregates",
@@ -110,6 +142,7 @@ ROWS: tuple[Habit, ...] = (
         "Window functions ({1:upper}() OVER) are not supported.",
         "Read the rows ordered by {8} and number them per {8} after reading, e.g. {fix}",
         rewrite="{without_item} ORDER BY {8}, {11} {12:upper}",
+        example="SELECT card_id, front_text, ROW_NUMBER() OVER (PARTITION BY front_text ORDER BY created_at) AS rn FROM cards",
     ),
     h(
         "aggregates",
@@ -117,6 +150,7 @@ ROWS: tuple[Habit, ...] = (
         "Window functions ({1:upper}() OVER) are not supported.",
         "Order the rows instead (the rank is the row's place on the page plus OFFSET), e.g. {fix}",
         rewrite="{without_item} ORDER BY {7} {8:upper}",
+        example="SELECT front_text, reps, RANK() OVER (ORDER BY reps DESC) FROM cards",
     ),
     h(
         "aggregates",
@@ -124,6 +158,7 @@ ROWS: tuple[Habit, ...] = (
         "Window functions ({1:upper}() OVER) are not supported.",
         "Read the rows in order and compare neighbours after reading, e.g. {fix}",
         rewrite="{item_as_argument} ORDER BY {7}, {10} {11:upper}",
+        example="SELECT card_id, reviewed_at_server, LAG(reviewed_at_server) OVER (PARTITION BY card_id ORDER BY reviewed_at_server) FROM review_events",
     ),
     h(
         "aggregates",
@@ -132,6 +167,7 @@ ROWS: tuple[Habit, ...] = (
         "Group instead, e.g. {fix}",
         rewrite="SELECT {7}, {1:upper}{2} FROM {resource} GROUP BY {7}",
         at=2,
+        example="SELECT effort_level, SUM(reps) OVER (PARTITION BY effort_level) FROM cards",
     ),
     h(
         "aggregates",
@@ -143,6 +179,7 @@ ROWS: tuple[Habit, ...] = (
             "SELECT {1:upper}{2} FROM {resource}",
         ),
         at=2,
+        example="SELECT COUNT(*) OVER () FROM cards",
     ),
     h(
         "aggregates",
@@ -150,6 +187,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported: read the ordered values and pick the one you need.",
         "Read the values in order, e.g. {fix}",
         rewrite="SELECT {8} FROM {resource} ORDER BY {8}",
+        example="SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY fsrs_stability) FROM cards",
     ),
     h(
         "aggregates",
@@ -157,6 +195,7 @@ ROWS: tuple[Habit, ...] = (
         "MEDIAN() is not supported: read the ordered values and take the middle one.",
         "AVG({3}) gives the mean; for the median read the values in order, e.g. {fix}",
         rewrite="SELECT {3} FROM {resource} ORDER BY {3}",
+        example="SELECT MEDIAN(fsrs_difficulty) FROM cards",
     ),
     h(
         "aggregates",
@@ -164,6 +203,7 @@ ROWS: tuple[Habit, ...] = (
         "TOTAL() is SQLite's; the sum is SUM(column), 0 over no rows.",
         "Write {fix}",
         replace="SUM({3})",
+        example="SELECT TOTAL(reps) FROM cards",
     ),
     h(
         "aggregates",
@@ -171,6 +211,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported; counts are COUNT(*) and COUNT(DISTINCT column).",
         "Write {fix}",
         replace=("COUNT{2}", "COUNT(DISTINCT {2[0]:column})"),
+        example="SELECT COUNT_BIG(*) FROM review_events",
     ),
     h(
         "aggregates",
@@ -180,6 +221,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1:upper} BY {select_item}",
         at=2,
         reason="keep",
+        example="SELECT tag, COUNT(*) FROM cards GROUP BY 1",
     ),
     h(
         "aggregates",
@@ -188,6 +230,7 @@ ROWS: tuple[Habit, ...] = (
         "Get the grand total separately (SELECT COUNT(*) FROM {resource}) and drop it, e.g. {fix}",
         replace="",
         fallback="Drop WITH {2:upper} and get the grand total separately with SELECT COUNT(*) FROM {resource}",
+        example="SELECT effort_level, COUNT(*) FROM cards GROUP BY effort_level WITH ROLLUP",
     ),
     h(
         "aggregates",
@@ -196,6 +239,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix} and put the values in your own order after reading",
         replace="{2[0]:column}",
         clauses="order",
+        example="SELECT effort_level, COUNT(*) AS n FROM cards GROUP BY effort_level ORDER BY FIELD(effort_level, 'fast', 'medium', 'long')",
     ),
     h(
         "aggregates",
@@ -205,6 +249,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1:upper}(rating)",
         when_reason="unknown_column not_filterable type_mismatch invalid_value unsupported_syntax",
         statements="select",
+        example="SELECT AVG(score) FROM review_events",
     ),
     h(
         "aggregates",
@@ -212,6 +257,7 @@ ROWS: tuple[Habit, ...] = (
         "Arithmetic ({1}) is not supported: every value is a column, a literal or an aggregate.",
         "Select the values themselves (the counts, sums or columns) and compute the result after reading",
         reason="keep",
+        example="SELECT * FROM cards WHERE reps % 2 = 0",
     ),
     h(
         "aggregates",
@@ -220,6 +266,7 @@ ROWS: tuple[Habit, ...] = (
         "Move the condition into WHERE: {fix}; for several conditions at once, count per value with GROUP BY",
         rewrite="{moved_to_where}",
         fallback="Count per value with GROUP BY, or count the condition in its own statement, e.g. SELECT COUNT(*) FROM {resource} WHERE {2[0]:unwhere}",
+        example="SELECT * FROM cards LIMIT FILTER (WHERE rating = 0) 1000",
     ),
     h(
         "aggregates",
@@ -227,12 +274,14 @@ ROWS: tuple[Habit, ...] = (
         "CASE expressions are not supported: conditions go in WHERE, and counts per value come from GROUP BY.",
         "Count per value with GROUP BY, or move the condition into WHERE, e.g. SELECT rating, COUNT(*) FROM review_events GROUP BY rating",
         at=2,
+        example="SELECT SUM(CASE WHEN rating = 0 THEN 1 WHEN rating = 1 THEN 2 ELSE 0 END) FROM review_events",
     ),
     h(
         "aggregates",
         "case when",
         "CASE expressions are not supported.",
         "Filter with WHERE instead, or group by the column and map the values after reading, e.g. SELECT fsrs_card_state, COUNT(*) FROM cards GROUP BY fsrs_card_state",
+        example="SELECT CASE WHEN reps > 0 THEN 'seen' END FROM cards",
     ),
     h(
         "aggregates",
@@ -241,6 +290,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{3} IS NULL",
         clauses="where having",
+        example="SELECT * FROM cards WHERE ISNULL(due_at)",
     ),
     h(
         "aggregates",
@@ -249,6 +299,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix} and treat null after reading, or filter with {2[0]} IS NULL / IS NOT NULL",
         replace="{2[0]}",
         fallback="Test for missing values with IS NULL, e.g. due_at IS NULL",
+        example="SELECT AVG(COALESCE(fsrs_difficulty, 0)) FROM cards",
     ),
     h(
         "aggregates",
@@ -257,6 +308,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix} and round after reading",
         replace="{2[0]}",
         fallback="Select the number as it is, e.g. AVG(fsrs_difficulty), and round after reading",
+        example="SELECT FLOOR(AVG(reps)) AS r FROM cards",
     ),
     h(
         "aggregates",
@@ -266,6 +318,7 @@ ROWS: tuple[Habit, ...] = (
         replace=("{group_keys}, COUNT(*)", "{2[0]:column}"),
         rewrite="{ungrouped}",
         fallback="Read the rows and collect the values after reading, e.g. SELECT card_id, tags FROM cards",
+        example="SELECT group_concat(tag, ', ') FROM cards",
     ),
     h(
         "aggregates",
@@ -274,6 +327,7 @@ ROWS: tuple[Habit, ...] = (
         "Use {fix}, or read the values and compute the statistic after reading",
         replace=("AVG({2[0]:column})", "AVG({2[-1]:column})"),
         fallback="Use COUNT, SUM, AVG, MIN or MAX, e.g. AVG(reps)",
+        example="SELECT STDDEV(fsrs_difficulty) FROM cards",
     ),
     h(
         "aggregates",
@@ -283,6 +337,7 @@ ROWS: tuple[Habit, ...] = (
         replace="",
         fallback="Drop DISTINCT ON, read the rows ordered by {3[0]} and keep the first per {3[0]} after reading",
         at=1,
+        example="DISTINCT ON (card_id) DESCRIBE cards",
     ),
     h(
         "aggregates",
@@ -292,6 +347,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite="SELECT COUNT(*) FROM {resource} WHERE {where}",
         fallback="Use GROUP BY with COUNT, SUM, AVG, MIN or MAX instead, e.g. SELECT tag, COUNT(*) FROM cards GROUP BY tag",
         at=2,
+        example="SELECT COUNT(*) OVER (ORDER BY reviewed_at_server) FROM review_events",
     ),
     h(
         "aggregates",
@@ -299,6 +355,7 @@ ROWS: tuple[Habit, ...] = (
         "Window functions ({1:upper}() OVER) are not supported.",
         "Order the rows and page through them instead, e.g. SELECT * FROM {resource} ORDER BY {order_column} DESC LIMIT 10",
         fallback="Order the rows and page through them instead, e.g. SELECT * FROM cards ORDER BY created_at DESC LIMIT 10",
+        example="SELECT card_id, ROW_NUMBER() OVER (ORDER BY reps) FROM cards",
     ),
     h(
         "aggregates",
@@ -308,5 +365,6 @@ ROWS: tuple[Habit, ...] = (
         replace="COUNT(DISTINCT {4})",
         fallback="Write COUNT(DISTINCT column) for one column",
         at=4,
+        example="SELECT COUNT(DISTINCT rating, card_id, review_grade) FROM review_events",
     ),
 )

@@ -5,6 +5,23 @@ from __future__ import annotations
 from dsl.habits.base import READ_FIRST, Habit, h
 
 ROWS: tuple[Habit, ...] = (
+    # ClickHouse's hasAny / hasAll, DuckDB's list_has_any / list_has_all.
+    h(
+        "arrays",
+        "hasany|list_has_any|array_has_any|arrays_overlap #args",
+        "{1}() is not supported; whether an array holds any of some values is OVERLAP.",
+        "Write {fix}",
+        replace=("{2[0]:column} OVERLAP {2[1]:list}", "{2[1]:column} OVERLAP {2[0]:list}"),
+        example="SELECT * FROM cards WHERE hasAny(tags, ['verbs', 'nouns'])",
+    ),
+    h(
+        "arrays",
+        "hasall|list_has_all|array_has_all #args",
+        "{1}() is not supported; whether an array holds all of some values is CONTAINS.",
+        "Write {fix}",
+        replace="{2[0]:column} CONTAINS {2[1]:list}",
+        example="SELECT front_text FROM cards WHERE hasAll(tags, ['verbs', 'irregular'])",
+    ),
     h(
         "arrays",
         "#array_column contains|overlap #str , #str , #str",
@@ -13,6 +30,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1} {2:upper} ({3}, {5}, {7})",
         at=2,
         reason="keep",
+        example="SELECT * FROM cards WHERE tags OVERLAP 'a', 'b', 'c'",
     ),
     h(
         "arrays",
@@ -22,6 +40,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1} {2:upper} ({3}, {5})",
         at=2,
         reason="keep",
+        example="SELECT * FROM cards WHERE tags CONTAINS 'spanish', 'verbs'",
     ),
     h(
         "arrays",
@@ -31,6 +50,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1}",
         clauses="select order group",
         at=1,
+        example="SELECT tags[1] AS first_tag FROM cards",
     ),
     h(
         "arrays",
@@ -40,6 +60,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite="SELECT {id_column}, metadata FROM {resource}",
         at=1,
         tags=("first_step",),
+        example="SELECT metadata->>'source' AS src, COUNT(*) FROM cards GROUP BY src",
     ),
     h(
         "arrays",
@@ -48,6 +69,7 @@ ROWS: tuple[Habit, ...] = (
         "Read it and take the field after reading, e.g. {fix}",
         rewrite="SELECT {id_column}, metadata FROM {resource}",
         tags=("first_step",),
+        example="SELECT json_extract(metadata, '$.source') FROM cards",
     ),
     h(
         "arrays",
@@ -56,6 +78,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1:list}",
         at=1,
+        example="INSERT INTO decks (name, tags) VALUES ('Verbs', ARRAY['verbs']::text[])",
     ),
     h(
         "arrays",
@@ -64,6 +87,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{4} CONTAINS {1:list}",
         at=1,
+        example="SELECT * FROM cards WHERE ARRAY['english'] <@ tags",
     ),
     h(
         "arrays",
@@ -72,6 +96,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} OVERLAP ({3})",
         at=1,
+        example="SELECT * FROM cards WHERE tags ? 'english'",
     ),
     h(
         "arrays",
@@ -80,6 +105,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} OVERLAP {4:list}",
         at=1,
+        example="SELECT * FROM cards WHERE tags ?| array['english', 'spanish']",
     ),
     h(
         "arrays",
@@ -88,14 +114,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} CONTAINS {4:list}",
         at=1,
-    ),
-    h(
-        "arrays",
-        "#array_column :: #word ? #str",
-        "Type casts and the ? operator are not supported; whether an array holds a value is OVERLAP.",
-        "Write {fix}",
-        replace="{1} OVERLAP ({5})",
-        at=1,
+        example="SELECT * FROM cards WHERE tags ?& array['spanish', 'verbs']",
     ),
     h(
         "arrays",
@@ -104,6 +123,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix} (cards holding the tag, wherever it stands)",
         replace="{1} OVERLAP ({6})",
         at=1,
+        example="SELECT * FROM cards WHERE tags[1] = 'english'",
     ),
     h(
         "arrays",
@@ -112,6 +132,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} OVERLAP {3}",
         at=1,
+        example="SELECT * FROM cards WHERE tags IN ('english', 'spanish')",
     ),
     h(
         "arrays",
@@ -120,6 +141,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="NOT {1} OVERLAP {4}",
         at=1,
+        example="SELECT * FROM cards WHERE tags NOT IN ('verbs')",
     ),
     h(
         "arrays",
@@ -128,6 +150,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="NOT {1} = {3:list}",
         at=1,
+        example="SELECT * FROM cards WHERE tags != ()",
     ),
     h(
         "arrays",
@@ -136,6 +159,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{5} OVERLAP ({1})",
         at=1,
+        example="SELECT * FROM cards WHERE 'english' MEMBER OF (tags)",
     ),
     h(
         "arrays",
@@ -144,6 +168,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{7[0]:column} OVERLAP ({12})",
         at=2,
+        example="SELECT * FROM cards WHERE EXISTS (SELECT * FROM OPENJSON(tags) WHERE value = 'spanish')",
     ),
     h(
         "arrays",
@@ -152,6 +177,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{8[0]:column} OVERLAP ({1})",
         at=3,
+        example="SELECT * FROM cards WHERE 'english' IN (SELECT value FROM STRING_SPLIT(tags, ','))",
     ),
     h(
         "arrays",
@@ -159,6 +185,7 @@ ROWS: tuple[Habit, ...] = (
         "JSON_SEARCH() is not supported; whether an array holds a value is OVERLAP.",
         "Write {fix}",
         replace="{2[0]:column} OVERLAP ({2[-1]})",
+        example="SELECT card_id FROM cards WHERE JSON_SEARCH(tags, 'one', 'spanish') IS NOT NULL",
     ),
     h(
         "arrays",
@@ -166,6 +193,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported; arrays sharing a value is OVERLAP.",
         "Write {fix}",
         replace="{2[0]:column} OVERLAP {2[1]:list}",
+        example='SELECT card_id FROM cards WHERE JSON_OVERLAPS(tags, \'["english", "python"]\')',
     ),
     h(
         "arrays",
@@ -173,6 +201,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported: JSON is read whole, and tags (which have no positions) are tested with OVERLAP.",
         "Write {fix}",
         replace="{2[0]:column} OVERLAP ({4})",
+        example="SELECT card_id FROM cards WHERE json_extract(tags, '$[0]') = 'python'",
     ),
     h(
         "arrays",
@@ -180,6 +209,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported; one row per tag is the tag column, which LIKE can search.",
         "Write {fix}",
         replace="tag {3} {4} {5}",
+        example="SELECT card_id FROM cards WHERE array_to_string(tags, ',') ILIKE '%span%'",
     ),
     h(
         "arrays",
@@ -187,6 +217,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported; an array literal is written ('a', 'b').",
         "Write {fix}",
         replace="{2}",
+        example="INSERT INTO cards (front_text, back_text, tags) VALUES ('to run', 'correr', JSON_ARRAY('spanish', 'verbs'))",
     ),
     h(
         "arrays",
@@ -196,6 +227,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite=READ_FIRST.replace("{1}", "{1:column}"),
         clauses="set",
         at=2,
+        example="UPDATE cards SET tags = CONCAT(tags, ',idioms') WHERE card_id = '04da5c72-4974-4190-a468-80a78fe9dbb8'",
     ),
     h(
         "arrays",
@@ -205,6 +237,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite=READ_FIRST.replace("{1}", "{1:column}"),
         clauses="set",
         at=3,
+        example="UPDATE cards SET tags = tags - 'grammar' WHERE card_id = '04da5c72-4974-4190-a468-80a78fe9dbb8'",
     ),
     h(
         "arrays",
@@ -214,14 +247,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1} CONTAINS {3:list}",
         at=1,
         fallback="Write e.g. tags CONTAINS ('english', 'verbs') for all of them or tags OVERLAP ('english') for any",
-    ),
-    h(
-        "arrays",
-        "#array <@ #name",
-        "The <@ operator is not supported; an array holding all of some values is CONTAINS.",
-        "Write {fix}",
-        replace="{3} CONTAINS {1:list}",
-        at=1,
+        example="SELECT name FROM decks WHERE tags @> ARRAY['python']",
     ),
     h(
         "arrays",
@@ -231,6 +257,7 @@ ROWS: tuple[Habit, ...] = (
         replace="({subsets})",
         fallback="There is no is-contained-by: {1} OVERLAP (...) holds any of the values, {1} CONTAINS (...) all of them, {1} = (...) exactly them",
         at=1,
+        example="SELECT * FROM cards WHERE tags <@ ARRAY['english','grammar']",
     ),
     h(
         "arrays",
@@ -240,6 +267,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1} OVERLAP {3:list}",
         at=1,
         fallback="Write e.g. tags OVERLAP ('english', 'verbs'); combine conditions with AND",
+        example="SELECT * FROM cards WHERE tags && ('a')",
     ),
     h(
         "arrays",
@@ -248,6 +276,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{5} OVERLAP ({1})",
         at=2,
+        example="SELECT * FROM cards WHERE 'verbs' = SOME(tags)",
     ),
     h(
         "arrays",
@@ -256,6 +285,7 @@ ROWS: tuple[Habit, ...] = (
         "Use {fix} for cards holding this tag",
         replace="{5} CONTAINS ({1})",
         at=2,
+        example="SELECT * FROM cards WHERE 'english' = ALL(tags)",
     ),
     h(
         "arrays",
@@ -265,6 +295,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{3} OVERLAP ({1})",
         at=1,
         reason="keep",
+        example="SELECT * FROM cards WHERE 'english' IN tags",
     ),
     h(
         "arrays",
@@ -273,6 +304,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{4} OVERLAP ({1})",
         at=1,
+        example="SELECT * FROM cards WHERE 'verbs' IN (tags)",
     ),
     h(
         "arrays",
@@ -282,6 +314,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1} {2:upper} {3:list}",
         at=2,
         reason="keep",
+        example="SELECT * FROM cards WHERE tags OVERLAP 'spanish'",
     ),
     h(
         "arrays",
@@ -292,6 +325,7 @@ ROWS: tuple[Habit, ...] = (
         clauses="where having",
         when_reason="type_mismatch",
         at=2,
+        example="SELECT * FROM cards WHERE tags = '{\"a}'",
     ),
     h(
         "arrays",
@@ -302,19 +336,7 @@ ROWS: tuple[Habit, ...] = (
         clauses="set",
         when_reason="type_mismatch",
         at=2,
-    ),
-    h(
-        "arrays",
-        "#array_column :: #word not? like|ilike #str",
-        "Type casts (::) are not supported; search tags with the tag column or MATCH.",
-        "Write {fix}",
-        replace=(
-            "{1} OVERLAP ({6:json_word|quote})",
-            "{1} OVERLAP ({6:like|quote})",
-            "tag {4} {5} {6}",
-            "MATCH({6:unwild|quote})",
-        ),
-        at=1,
+        example="UPDATE cards SET tags = 'english' WHERE reps = 0",
     ),
     h(
         "arrays",
@@ -329,24 +351,7 @@ ROWS: tuple[Habit, ...] = (
         ),
         when_reason="type_mismatch",
         at=2,
-    ),
-    h(
-        "arrays",
-        "#array_column is null",
-        "{1} is never NULL: a card without tags has {1} = ().",
-        "Write {fix}",
-        replace="{1} = ()",
-        when_reason="type_mismatch",
-        overrides=True,
-    ),
-    h(
-        "arrays",
-        "#array_column is not null",
-        "{1} is never NULL: a card without tags has {1} = ().",
-        "Write {fix}",
-        replace="NOT {1} = ()",
-        when_reason="type_mismatch",
-        overrides=True,
+        example="SELECT * FROM cards WHERE tags LIKE '%\"english\"%'",
     ),
     h(
         "arrays",
@@ -354,6 +359,7 @@ ROWS: tuple[Habit, ...] = (
         "FIND_IN_SET() is not supported; whether an array holds a value is OVERLAP.",
         "Write {fix}",
         replace="{2[1]:column} OVERLAP ({2[0]})",
+        example="SELECT * FROM cards WHERE FIND_IN_SET('english', tags)",
     ),
     h(
         "arrays",
@@ -362,6 +368,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{2[0]:column} CONTAINS {2[1]:list}",
         fallback="Write e.g. tags OVERLAP ('english') or tags CONTAINS ('english', 'verbs')",
+        example="SELECT * FROM cards WHERE JSON_CONTAINS(tags, '\"english\"')",
     ),
     h(
         "arrays",
@@ -369,6 +376,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported; whether an array holds a value is OVERLAP.",
         "Write {fix}",
         replace="{2[0]:column} OVERLAP ({2[1]})",
+        example="SELECT * FROM cards WHERE array_contains(tags, 'verbs')",
     ),
     h(
         "arrays",
@@ -377,6 +385,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{2[0]:column} OVERLAP ({2[1]})",
         fallback="Write e.g. tags OVERLAP ('english')",
+        example="SELECT card_id FROM cards WHERE array_position(tags, 'verbs') IS NOT NULL",
     ),
     h(
         "arrays",
@@ -384,6 +393,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported; an empty array is written ().",
         "Write {fix}",
         replace="{2[0]:column} = ()",
+        example="SELECT card_id FROM cards WHERE JSON_LENGTH(tags) = 0",
     ),
     h(
         "arrays",
@@ -391,6 +401,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported; an empty array is written ().",
         "Write {fix}",
         replace="NOT {2[0]:column} = ()",
+        example="SELECT card_id FROM cards WHERE cardinality(tags) > 0",
     ),
     h(
         "arrays",
@@ -398,12 +409,14 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported; an empty array is written ().",
         "Write {fix}",
         replace="NOT {2[0]:column} = ()",
+        example="SELECT * FROM cards WHERE array_length(tags) >= 1",
     ),
     h(
         "arrays",
         "array_length|cardinality|json_array_length|jsonb_array_length|json_length|array_upper #args",
         "{1:upper}() is not supported: there is no array length.",
         "Count tags per card after reading them, or count cards per tag with SELECT tag, COUNT(*) FROM cards GROUP BY tag; test for no tags with tags = ()",
+        example="SELECT card_id FROM cards WHERE array_length(tags, 1) IS NULL",
     ),
     h(
         "arrays",
@@ -413,6 +426,7 @@ ROWS: tuple[Habit, ...] = (
         replace="tag",
         clauses="select group order",
         fallback="Write e.g. SELECT tag, COUNT(*) FROM cards GROUP BY tag, or FROM cards UNNEST tags AS t",
+        example="SELECT DISTINCT unnest(tags) FROM cards",
     ),
     h(
         "arrays",
@@ -422,12 +436,14 @@ ROWS: tuple[Habit, ...] = (
         rewrite=READ_FIRST.replace("{1}", "{2[0]:column}"),
         clauses="set",
         fallback="Write the whole new list, e.g. SET tags = ('english', 'verbs')",
+        example="UPDATE cards SET tags = array_replace(tags, 'verb', 'verbs') WHERE front_text = 'hola'",
     ),
     h(
         "arrays",
         "array_append|array_prepend|array_cat|array_remove|array_to_string|array_join|string_to_array|json_extract|json_each|json_array_elements|jsonb_array_elements|json_value|json_query|openjson|json_unquote #args",
         "{1:upper}() is not supported: tags are an array column with OVERLAP, CONTAINS and the tag column.",
         "Read tags as a list, filter with e.g. tags OVERLAP ('english'), or use one row per tag with SELECT card_id, tag FROM cards",
+        example="SELECT array_to_string(tags, ',') FROM cards",
     ),
     h(
         "arrays",
@@ -437,6 +453,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite=READ_FIRST.replace("{1}", "{3:column}"),
         clauses="set",
         at=3,
+        example="UPDATE cards SET tags = tags || 'idioms' WHERE card_id = '04da5c72-4974-4190-a468-80a78fe9dbb8'",
     ),
     h(
         "writes",
@@ -446,6 +463,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite=READ_FIRST.replace("{1}", "{3:column}"),
         clauses="set",
         at=3,
+        example="UPDATE cards SET back_text = back_text || ' (irregular)' WHERE card_id = '0750cf53-533e-415b-8b98-5f0a39db72fb'",
     ),
     h(
         "writes",
@@ -454,6 +472,7 @@ ROWS: tuple[Habit, ...] = (
         "Read the current value first, then write all of it, e.g. SET back_text = 'the whole new text'",
         rewrite="SELECT {id_column}, {2[0]:column} FROM {resource} WHERE {where}",
         clauses="set",
+        example="UPDATE cards SET back_text = (concat(back_text, '!')) WHERE front_text = 'hola'",
     ),
     h(
         "writes",
@@ -463,6 +482,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite=READ_FIRST.replace("{1}", "{1:column}"),
         clauses="set",
         at=3,
+        example="UPDATE cards SET reps = reps + 1 WHERE card_id = '04da5c72-4974-4190-a468-80a78fe9dbb8'",
     ),
     h(
         "text",
@@ -473,6 +493,7 @@ ROWS: tuple[Habit, ...] = (
         clauses="where having",
         at=1,
         fallback="Combine conditions with OR; search text with LIKE, e.g. front_text LIKE '%hola%'",
+        example="SELECT * FROM cards WHERE effort_level = 'fast' || effort_level = 'long'",
     ),
     h(
         "names",
@@ -481,6 +502,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="review_grade {2} {3:lower}",
         when_reason="type_mismatch invalid_value",
+        example="SELECT * FROM review_events WHERE rating = 'good'",
     ),
     h(
         "names",
@@ -489,5 +511,6 @@ ROWS: tuple[Habit, ...] = (
         "Compare the words with review_grade {2} IN (...) instead",
         replace="review_grade {2} IN ({5:lower}",
         when_reason="type_mismatch invalid_value",
+        example="SELECT * FROM review_events WHERE rating IN ('good', 'easy')",
     ),
 )

@@ -63,6 +63,9 @@ class Habit:
     suggest: tuple[str, ...] = ()
     overrides: bool = False
     """Explain this habit even when the original error points earlier in the statement."""
+    example: str = ""
+    """A statement this row explains (tests/dsl/test_habit_examples.py sends each one through the
+    endpoint and checks that this row, and no other, taught its error)."""
     tags: tuple[str, ...] = field(default=())
     """``first_step``: the rewrite is a read to run first, never a corrected statement;
     ``at_error``: the row explains only an error that points where the row does; ``example``:
@@ -88,6 +91,7 @@ def h(
     suggest: str | tuple[str, ...] = (),
     overrides: bool = False,
     tags: tuple[str, ...] = (),
+    example: str = "",
 ) -> Habit:
 
     def _tuple(value: str | tuple[str, ...]) -> tuple[str, ...]:
@@ -115,6 +119,7 @@ def h(
         suggest=_tuple(suggest),
         overrides=overrides,
         tags=tags,
+        example=example,
     )
 
 

@@ -12,6 +12,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix} without the cast",
         replace="{2[0]:cast_inner}",
         fallback="Drop the cast and write literals of the column's type, e.g. reps = 3",
+        example="SELECT * FROM cards WHERE CAST(reps AS text) = '1'",
     ),
     h(
         "aggregates",
@@ -20,6 +21,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix} without the conversion",
         replace=("{2[1]:column}", "{2[0]:cast_inner}"),
         fallback="Drop the conversion and write literals of the column's type, e.g. reps = 3",
+        example="SELECT CONVERT(varchar, front_text) FROM cards",
     ),
     h(
         "aggregates",
@@ -29,5 +31,6 @@ ROWS: tuple[Habit, ...] = (
         replace="{1}",
         at=1,
         fallback="Drop the cast and write literals of the column's type, e.g. due_at < '2026-03-05'",
+        example="SELECT * FROM cards WHERE due_at < now()::date",
     ),
 )

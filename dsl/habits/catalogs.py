@@ -11,6 +11,7 @@ ROWS: tuple[Habit, ...] = (
         "information_schema is not available; the columns of a resource are listed by DESCRIBE.",
         "Run {fix}",
         rewrite=("DESCRIBE {named_resource}", "SHOW TABLES"),
+        example="DESC information_schema.columns",
     ),
     h(
         "catalogs",
@@ -18,6 +19,7 @@ ROWS: tuple[Habit, ...] = (
         "{1} is not available; the schema is read with SHOW TABLES and DESCRIBE.",
         "Run {fix}",
         rewrite=("DESCRIBE {named_resource}", "SHOW TABLES"),
+        example="SELECT name FROM sys.tables",
     ),
     h(
         "catalogs",
@@ -27,6 +29,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite=("DESCRIBE {named_resource}", "SHOW TABLES"),
         at=1,
         when_reason="unknown_resource unsupported_syntax syntax_error",
+        example="SELECT * FROM information_schema.tables",
     ),
     h(
         "catalogs",
@@ -34,6 +37,7 @@ ROWS: tuple[Habit, ...] = (
         "Backslash commands (\\d) belong to psql; here the columns of a resource are listed by DESCRIBE.",
         "Run {fix}",
         rewrite=("DESCRIBE {4:resource_name}", "SHOW TABLES"),
+        example="\\d cards",
     ),
     h(
         "catalogs",
@@ -41,6 +45,7 @@ ROWS: tuple[Habit, ...] = (
         "Backslash commands belong to psql; here the schema is read with SHOW TABLES and DESCRIBE.",
         "Run {fix}",
         rewrite="SHOW TABLES",
+        example="\\d",
     ),
     h(
         "catalogs",
@@ -48,6 +53,7 @@ ROWS: tuple[Habit, ...] = (
         "Dot commands belong to the sqlite3 shell; here the resources are listed by SHOW TABLES.",
         "Run {fix}",
         rewrite="SHOW TABLES",
+        example=".tables",
     ),
     h(
         "catalogs",
@@ -55,6 +61,7 @@ ROWS: tuple[Habit, ...] = (
         "Dot commands belong to the sqlite3 shell; here the columns of a resource are listed by DESCRIBE.",
         "Run {fix}",
         rewrite=("DESCRIBE {3:resource_name}", "SHOW TABLES"),
+        example=".schema cards",
     ),
     h(
         "catalogs",
@@ -64,6 +71,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite=("DESCRIBE {4:resource_name}", "SHOW TABLES"),
         at=1,
         reason="keep",
+        example="SHOW CREATE TABLE cards",
     ),
     h(
         "catalogs",
@@ -73,6 +81,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite=("DESCRIBE {5:resource_name}", "SHOW TABLES"),
         at=1,
         reason="keep",
+        example="SHOW FULL TABLES",
     ),
     h(
         "catalogs",
@@ -82,6 +91,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite="SHOW COLUMNS FROM {4:resource_name}",
         at=2,
         reason="keep",
+        example="SHOW COLUMNS IN cards",
     ),
     h(
         "catalogs",
@@ -91,6 +101,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite="DESCRIBE {4:resource_name}",
         at=1,
         reason="keep",
+        example="SHOW FIELDS FROM review_events",
     ),
     h(
         "catalogs",
@@ -100,6 +111,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite="SHOW TABLES",
         at=2,
         reason="keep",
+        example="SHOW TABLES FROM flashcards",
     ),
     h(
         "catalogs",
@@ -109,6 +121,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite=("DESCRIBE {4:resource_name}", "SHOW TABLES"),
         at=1,
         reason="keep",
+        example="SHOW INDEX FROM cards",
     ),
     h(
         "catalogs",
@@ -119,6 +132,7 @@ ROWS: tuple[Habit, ...] = (
         at=1,
         when_reason="syntax_error unsupported_syntax",
         reason="keep",
+        example="SHOW SCHEMAS",
     ),
     h(
         "catalogs",
@@ -128,6 +142,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite="DESCRIBE {3:resource_name}",
         at=1,
         reason="keep",
+        example="DESCRIBE TABLE cards",
     ),
     h(
         "catalogs",
@@ -135,6 +150,7 @@ ROWS: tuple[Habit, ...] = (
         "PRAGMA belongs to SQLite; here the columns of a resource are listed by DESCRIBE.",
         "Run {fix}",
         rewrite=("DESCRIBE {4:unquote_any|resource_name}", "SHOW TABLES"),
+        example="PRAGMA table_info(cards)",
     ),
     h(
         "catalogs",
@@ -142,6 +158,7 @@ ROWS: tuple[Habit, ...] = (
         "PRAGMA belongs to SQLite; here the schema is read with SHOW TABLES and DESCRIBE.",
         "Run {fix}",
         rewrite="SHOW TABLES",
+        example="PRAGMA table_list",
     ),
     h(
         "catalogs",
@@ -149,6 +166,7 @@ ROWS: tuple[Habit, ...] = (
         "Stored procedures are not available; the columns of a resource are listed by DESCRIBE.",
         "Run {fix}",
         rewrite=("DESCRIBE {named_resource}", "SHOW TABLES"),
+        example="EXEC sp_tables",
     ),
     h(
         "catalogs",
@@ -156,13 +174,15 @@ ROWS: tuple[Habit, ...] = (
         "Stored procedures are not available; the schema is read with SHOW TABLES and DESCRIBE.",
         "Run {fix}",
         rewrite=("DESCRIBE {named_resource}", "SHOW TABLES"),
+        example="sp_tables",
     ),
     h(
         "catalogs",
         "explain analyze? verbose? query? plan? for? select",
-        "EXPLAIN is not available: run the statement itself (reads are limited to 100 rows a page).",
+        "EXPLAIN is not available: run the statement itself (reads are limited to {page_rows} rows a page).",
         "Run {fix}",
         rewrite="{after_explain}",
+        example="EXPLAIN SELECT * FROM cards",
     ),
     h(
         "catalogs",
@@ -170,6 +190,7 @@ ROWS: tuple[Habit, ...] = (
         "Every statement runs in the workspace selected for this API key; there are no databases to switch.",
         "Choose the workspace with POST /v1/agent/workspaces/<workspace_id>/select; list resources with {fix}",
         rewrite="SHOW TABLES",
+        example="USE flashcards",
     ),
     h(
         "catalogs",
@@ -178,6 +199,7 @@ ROWS: tuple[Habit, ...] = (
         "Read what is readable: {fix} lists the resources",
         rewrite="SHOW TABLES",
         at=1,
+        example="SELECT version()",
     ),
     h(
         "catalogs",
@@ -186,6 +208,7 @@ ROWS: tuple[Habit, ...] = (
         "Run {fix}",
         rewrite="SELECT * FROM workspace",
         at=1,
+        example="SELECT current_database()",
     ),
     # `WHERE 1 = 0` is how other dialects read a table's columns without its rows.
     *(
@@ -198,6 +221,7 @@ ROWS: tuple[Habit, ...] = (
             at=1,
             when_reason="syntax_error",
             reason="keep",
+            example=f"SELECT * FROM cards WHERE {left} = {right}",
         )
         for left, right in (("1", "0"), ("0", "1"))
     ),

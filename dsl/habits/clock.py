@@ -12,6 +12,7 @@ ROWS: tuple[Habit, ...] = (
         "Select the datetime and compute the days after reading: {fix}",
         replace="{8}",
         clauses="select",
+        example="SELECT front_text, julianday('now') - julianday(due_at) FROM cards",
     ),
     h(
         "clock",
@@ -20,6 +21,7 @@ ROWS: tuple[Habit, ...] = (
         "Select the datetime and compute the difference after reading: {fix}",
         replace=("{2[1]:column}", "{2[0]:column}"),
         clauses="select order",
+        example="SELECT card_id, DATEDIFF(day, due_at, GETDATE()) AS overdue_days FROM cards WHERE due_at < GETDATE()",
     ),
     *(
         h(
@@ -30,10 +32,17 @@ ROWS: tuple[Habit, ...] = (
             replace="{3} >= CURRENT_DATE AND {3} < CURRENT_DATE + INTERVAL '1 day'",
             clauses="where having",
             overrides=True,
+            example=example,
         )
-        for pattern in (
-            "date ( #name ) = date ( now|current_timestamp|getdate|current_date ( )? )",
-            "date ( #name ) = date|datetime ( 'now' )",
+        for pattern, example in (
+            (
+                "date ( #name ) = date ( now|current_timestamp|getdate|current_date ( )? )",
+                "SELECT * FROM cards WHERE DATE(due_at) = DATE(NOW())",
+            ),
+            (
+                "date ( #name ) = date|datetime ( 'now' )",
+                "SELECT * FROM cards WHERE date(due_at) = date('now')",
+            ),
         )
     ),
     h(
@@ -43,6 +52,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} {2} CURRENT_DATE",
         reason="unsupported_syntax",
+        example="SELECT * FROM cards WHERE updated_at >= CURDATE()",
     ),
     h(
         "clock",
@@ -50,6 +60,7 @@ ROWS: tuple[Habit, ...] = (
         "{3}('now') is SQLite's clock; the start of today (the workspace's learning day) is CURRENT_DATE.",
         "Write {fix}",
         replace="{1} {2} CURRENT_DATE",
+        example="SELECT * FROM cards WHERE due_at >= date('now')",
     ),
     h(
         "clock",
@@ -57,6 +68,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported; the start of this {3:unquote} is a date literal.",
         "Write {fix} (UTC)",
         replace="{truncated_now}",
+        example="SELECT * FROM cards WHERE updated_at >= date_trunc('week', now())",
     ),
     h(
         "clock",
@@ -64,6 +76,7 @@ ROWS: tuple[Habit, ...] = (
         "julianday() is SQLite's; an age is a comparison with NOW() minus an INTERVAL.",
         "Write {fix}",
         replace="{8} < NOW() - INTERVAL '{11} days'",
+        example="SELECT card_id FROM cards WHERE julianday('now') - julianday(due_at) > 7",
     ),
     h(
         "clock",
@@ -71,6 +84,7 @@ ROWS: tuple[Habit, ...] = (
         "julianday() is SQLite's; an age is a comparison with NOW() minus an INTERVAL.",
         "Write {fix}",
         replace="{8} > NOW() - INTERVAL '{11} days'",
+        example="SELECT * FROM cards WHERE julianday('now') - julianday(due_at) < 7",
     ),
     h(
         "clock",
@@ -79,6 +93,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{month_range}",
         clauses="where having",
+        example="SELECT COUNT(*) FROM cards WHERE YEAR(created_at) = 2026 AND MONTH(created_at) = 3",
     ),
     h(
         "clock",
@@ -88,6 +103,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{shifted_literal}",
         at=1,
         reason="keep",
+        example="SELECT * FROM cards WHERE created_at < '2026-03-01' + INTERVAL '7 days'",
     ),
     h(
         "clock",
@@ -97,6 +113,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite="SELECT card_id, due_at FROM cards WHERE due_at <= NOW() ORDER BY due_at LIMIT 10",
         at=1,
         tags=("example",),
+        example="SELECT NOW()",
     ),
     h(
         "clock",
@@ -106,6 +123,7 @@ ROWS: tuple[Habit, ...] = (
         fallback="Write the unit: NOW() {3} INTERVAL '{4} days' if {4} counts days (units: minutes, hours, days, weeks, months, years)",
         at=3,
         reason="keep",
+        example="SELECT * FROM cards WHERE created_at > CURRENT_TIMESTAMP - 86400",
     ),
     h(
         "clock",
@@ -113,6 +131,7 @@ ROWS: tuple[Habit, ...] = (
         "Days are added to CURRENT_DATE as an INTERVAL with its unit, not as a bare number.",
         "Write {fix}",
         replace="CURRENT_DATE {3} INTERVAL '{4} days'",
+        example="SELECT * FROM cards WHERE due_at < CURRENT_DATE + 1",
     ),
     h(
         "clock",
@@ -120,6 +139,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper} is not part of this language: the clock is NOW(), and time is added as an INTERVAL.",
         "Write {fix}",
         replace="NOW() {3} INTERVAL '{4} days'",
+        example="select * from cards where due_at < getdate() + 1",
     ),
     h(
         "clock",
@@ -129,6 +149,7 @@ ROWS: tuple[Habit, ...] = (
         replace="NOW() {3} INTERVAL '{4:interval}'",
         at=3,
         reason="keep",
+        example="SELECT * FROM cards WHERE due_at < NOW() +   '1 day'",
     ),
     h(
         "clock",
@@ -138,6 +159,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1} >= {today} AND {1} < {tomorrow}",
         clauses="where having",
         at=1,
+        example="SELECT * FROM cards WHERE due_at::date = CURRENT_DATE",
     ),
     h(
         "clock",
@@ -147,6 +169,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{3} >= {today} AND {3} < {tomorrow}",
         clauses="where having",
         overrides=True,
+        example="SELECT * FROM cards WHERE DATE(due_at) = CURDATE()",
     ),
     h(
         "clock",
@@ -155,6 +178,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="NOW()",
         when_reason="type_mismatch",
+        example="SELECT * FROM cards WHERE due_at <= 'now'",
     ),
     h(
         "clock",
@@ -163,6 +187,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="NOW() - INTERVAL '1 day'",
         when_reason="type_mismatch",
+        example="SELECT * FROM cards WHERE due_at < 'yesterday'",
     ),
     h(
         "clock",
@@ -171,6 +196,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="NOW() + INTERVAL '1 day'",
         when_reason="type_mismatch",
+        example="SELECT * FROM cards WHERE due_at < 'tomorrow'",
     ),
     h(
         "clock",
@@ -178,6 +204,7 @@ ROWS: tuple[Habit, ...] = (
         "{1}(..., 'now') is SQLite's clock; here the current moment is NOW().",
         "Write {fix} instead of {0}",
         replace="NOW()",
+        example="SELECT * FROM cards WHERE due_at <= strftime('%s', 'now')",
     ),
     h(
         "clock",
@@ -185,6 +212,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported: datetimes are compared directly.",
         "Write {fix}",
         replace="{3}",
+        example="SELECT card_id FROM cards WHERE UNIX_TIMESTAMP(due_at) < UNIX_TIMESTAMP()",
     ),
     h(
         "clock",
@@ -192,6 +220,7 @@ ROWS: tuple[Habit, ...] = (
         "CAST() is not supported; the clock is NOW().",
         "Write {fix} instead of {0}",
         replace="NOW()",
+        example="SELECT * FROM review_events WHERE reviewed_at_server >= CAST(GETDATE() AS date)",
     ),
     h(
         "clock",
@@ -199,6 +228,7 @@ ROWS: tuple[Habit, ...] = (
         "AGE() is not supported: compare the datetime with NOW() minus an INTERVAL.",
         "Write {fix}",
         replace="{3} {5:mirror} NOW() - INTERVAL {7}",
+        example="SELECT card_id FROM cards WHERE AGE(due_at) > INTERVAL '30 days'",
     ),
     h(
         "clock",
@@ -212,6 +242,7 @@ ROWS: tuple[Habit, ...] = (
             "{2[0]:column} {3} {2[1]:clock} + INTERVAL '{4} days'",
         ),
         clauses="where having",
+        example="SELECT card_id FROM cards WHERE TIMESTAMPDIFF(DAY, due_at, NOW()) > 3",
     ),
     h(
         "clock",
@@ -220,6 +251,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix} instead of {0}",
         replace="DATE({5})",
         fallback="Compare the datetime with a range instead, e.g. {5} >= '2026-03-05' AND {5} < '2026-03-06'",
+        example="SELECT CONVERT(date, reviewed_at_server) AS day, COUNT(*) AS n FROM review_events GROUP BY CONVERT(date, reviewed_at_server)",
     ),
     h(
         "clock",
@@ -227,6 +259,7 @@ ROWS: tuple[Habit, ...] = (
         "CURRENT_TIMESTAMP takes no parentheses here.",
         "Write {fix} (or CURRENT_TIMESTAMP without parentheses)",
         replace="NOW()",
+        example="SELECT card_id, due_at FROM cards WHERE due_at <= CURRENT_TIMESTAMP()",
     ),
     h(
         "clock",
@@ -235,6 +268,7 @@ ROWS: tuple[Habit, ...] = (
         "Write CURRENT_DATE instead of {0} (or NOW() for this moment)",
         replace="CURRENT_DATE",
         reason="unsupported_syntax",
+        example="SELECT * FROM cards WHERE due_at < GETDATE()",
     ),
     h(
         "clock",
@@ -244,6 +278,7 @@ ROWS: tuple[Habit, ...] = (
         replace="NOW()",
         reason="unsupported_syntax",
         fallback="Write NOW() instead of {0}, e.g. due_at <= NOW()",
+        example="CURRENT_DATE",
     ),
     h(
         "clock",
@@ -251,6 +286,7 @@ ROWS: tuple[Habit, ...] = (
         "date('now') is SQLite's clock; the start of today (the workspace's learning day) is CURRENT_DATE.",
         "Write CURRENT_DATE instead of {0} (or NOW() for this moment)",
         replace="CURRENT_DATE",
+        example="SELECT * FROM cards WHERE due_at <= date('now')",
     ),
     h(
         "clock",
@@ -258,6 +294,7 @@ ROWS: tuple[Habit, ...] = (
         "{1}('now') is SQLite's clock; here the current moment is NOW().",
         "Write NOW() instead of {0}",
         replace="NOW()",
+        example="SELECT * FROM cards WHERE due_at <= datetime('now')",
     ),
     h(
         "clock",
@@ -266,6 +303,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix} instead of {0}",
         replace="NOW() {5:modifier}",
         fallback="Write NOW() - INTERVAL '7 days' (units: minutes, hours, days, weeks, months, years)",
+        example="SELECT * FROM cards WHERE due_at < datetime('now', '+1 day')",
     ),
     h(
         "clock",
@@ -274,6 +312,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix} instead of {0}",
         replace="{2[2]:clock} {2[1]:sign} INTERVAL '{2[1]:abs} {2[0]:unit}'",
         fallback="Compare with NOW() plus or minus an INTERVAL, e.g. due_at < NOW() + INTERVAL '7 days'",
+        example="SELECT card_id FROM cards WHERE due_at < DATEADD(hour, 12, SYSDATETIME())",
     ),
     h(
         "clock",
@@ -285,6 +324,7 @@ ROWS: tuple[Habit, ...] = (
             "{2[0]:clock} + INTERVAL '{2[1]:number} days'",
         ),
         fallback="Compare with NOW() plus or minus an INTERVAL, e.g. due_at < NOW() + INTERVAL '7 days'",
+        example="SELECT * FROM cards WHERE due_at < ADDDATE(NOW(), 3)",
     ),
     h(
         "clock",
@@ -296,6 +336,7 @@ ROWS: tuple[Habit, ...] = (
             "{2[0]:clock} - INTERVAL '{2[1]:number} days'",
         ),
         fallback="Compare with NOW() minus an INTERVAL, e.g. reviewed_at_server > NOW() - INTERVAL '7 days'",
+        example="SELECT * FROM review_events WHERE reviewed_at_server > DATE_SUB(NOW(), INTERVAL 7 DAY)",
     ),
     h(
         "names",
@@ -305,6 +346,7 @@ ROWS: tuple[Habit, ...] = (
         replace="fsrs_scheduled_days",
         reason="unknown_column",
         statements="select",
+        example="SELECT front_text, interval FROM cards ORDER BY interval DESC",
     ),
     h(
         "clock",
@@ -315,6 +357,7 @@ ROWS: tuple[Habit, ...] = (
         at=1,
         reason="keep",
         fallback="Write e.g. NOW() - INTERVAL '7 days' (units: minutes, hours, days, weeks, months, years)",
+        example="SELECT * FROM cards WHERE due_at < NOW() - INTERVAL 7 DAY",
     ),
     h(
         "clock",
@@ -325,6 +368,7 @@ ROWS: tuple[Habit, ...] = (
         at=2,
         reason="keep",
         fallback="Write e.g. NOW() - INTERVAL '7 days' (units: minutes, hours, days, weeks, months, years)",
+        example="SELECT * FROM cards WHERE created_at > NOW() - INTERVAL '1' DAY",
     ),
     h(
         "clock",
@@ -333,12 +377,14 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="INTERVAL '{1:interval}'",
         at=1,
+        example="SELECT * FROM cards WHERE due_at < now() + '1 day'::interval",
     ),
     h(
         "clock",
         "datediff|timestampdiff|date_diff|age|julianday|unixepoch|epoch #args",
         "{1:upper}() is not supported: datetimes are compared directly, with NOW() and INTERVAL.",
         "Compare the column with NOW() and an INTERVAL, e.g. due_at < NOW() + INTERVAL '7 days'",
+        example="SELECT * FROM cards WHERE due_at < unixepoch()",
     ),
     h(
         "clock",
@@ -347,6 +393,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{2[1]:column} >= {4:day} AND {2[1]:column} < {4:day_after}",
         clauses="where having",
+        example="SELECT * FROM cards WHERE date_trunc('day', due_at) = '2026-03-05'",
     ),
     h(
         "clock",
@@ -355,6 +402,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix} (the UTC day) instead of {0}",
         replace="{2[0]:day_unit}DATE({2[1]:column})",
         fallback="There is no {2[0]:unquote} bucket: GROUP BY DATE({2[1]}) (one row per UTC day) and add the days up after reading, or count one period with a range, e.g. {2[1]} >= '2026-11-01' AND {2[1]} < '2026-12-01'",
+        example="SELECT date_trunc('day', created_at) * FROM cards WHERE fsrs_step_index IS NULL",
     ),
     h(
         "clock",
@@ -363,6 +411,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{5} >= '{8}-01-01' AND {5} < '{8:next_year}-01-01'",
         clauses="where having",
+        example="SELECT COUNT(*) FROM cards WHERE EXTRACT(YEAR FROM created_at) = 2026",
     ),
     h(
         "clock",
@@ -371,6 +420,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{3} >= '{6}-01-01' AND {3} < '{6:next_year}-01-01'",
         clauses="where having",
+        example="SELECT * FROM cards WHERE YEAR(created_at) = 2026",
     ),
     h(
         "clock",
@@ -379,6 +429,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix} (one value per day; add the days up per {3} after reading)",
         replace="DATE({5})",
         fallback="Filter with a range instead, e.g. {5} >= '2026-01-01' AND {5} < '2027-01-01'",
+        example="SELECT EXTRACT(DOW FROM reviewed_at_server) AS dow, COUNT(*) FROM review_events GROUP BY dow",
     ),
     h(
         "clock",
@@ -387,6 +438,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix} (one value per day) instead of {0}",
         replace="DATE({2[0]:column})",
         fallback="Filter with a range instead, e.g. {2[0]} >= '2026-01-01' AND {2[0]} < '2027-01-01'",
+        example="SELECT MONTH(reviewed_at_server) AS m, COUNT(*) FROM review_events GROUP BY m",
     ),
     h(
         "clock",
@@ -395,6 +447,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix} (one value per day) instead of {0}",
         replace="DATE({2[1]:column})",
         fallback="Filter with a range instead, e.g. {2[1]} >= '2026-01-01' AND {2[1]} < '2027-01-01'",
+        example="SELECT card_id FROM cards WHERE DATEPART(year, created_at) = 2026",
     ),
     h(
         "clock",
@@ -403,6 +456,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix} instead of {0}",
         replace=("{2[0]:day_format}DATE({2[1]:column})", "{2[1]:day_format}DATE({2[0]:column})"),
         fallback="There is no week, month or year bucket: GROUP BY DATE({date_column}) (one row per UTC day, with COUNT(*) and SUM of what you average) and add the days up after reading, or count one period with a range, e.g. {date_column} >= '2026-11-01' AND {date_column} < '2026-12-01'",
+        example="SELECT strftime('%Y-%m-%d', reviewed_at_server) AS day, COUNT(*) FROM review_events GROUP BY day",
     ),
     h(
         "clock",
@@ -411,6 +465,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{3} >= {8:day} AND {3} < {8:day_after}",
         clauses="where having",
+        example="SELECT * FROM cards WHERE CAST(due_at AS DATE) = '2026-03-05'",
     ),
     h(
         "clock",
@@ -420,6 +475,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{3} >= {6:day} AND {3} < {6:day_after}",
         clauses="where having",
         overrides=True,
+        example="SELECT * FROM cards WHERE DATE(due_at) = '2026-03-05'",
     ),
     h(
         "clock",
@@ -429,6 +485,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1} >= {5:day} AND {1} < {5:day_after}",
         clauses="where having",
         at=1,
+        example="SELECT * FROM cards WHERE due_at::date = '2026-03-05'",
     ),
     h(
         "clock",
@@ -437,6 +494,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix} instead of {0}",
         replace="DATE({3})",
         fallback="Compare the datetime with a range instead, e.g. {3} >= '2026-03-05' AND {3} < '2026-03-06'",
+        example="SELECT CAST(due_at AS DATE) AS due_day, COUNT(*) FROM cards GROUP BY due_day",
     ),
     h(
         "clock",
@@ -446,5 +504,6 @@ ROWS: tuple[Habit, ...] = (
         replace=("DATE({1})", "{1}"),
         fallback="Compare the datetime with a range instead, e.g. {1} >= '2026-03-05' AND {1} < '2026-03-06'",
         at=1,
+        example="SELECT card_id, due_at::date FROM cards ORDER BY due_at",
     ),
 )

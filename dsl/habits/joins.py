@@ -72,6 +72,7 @@ ROWS: tuple[Habit, ...] = (
         ),
         when_reason="unknown_column",
         tags=("first_step",),
+        example="SELECT * FROM cards WHERE deck = 'Spanish phrases'",
     ),
     # One row per tag: LATERAL unnest, CROSS APPLY STRING_SPLIT, FROM cards, unnest(tags).
     h(
@@ -80,6 +81,7 @@ ROWS: tuple[Habit, ...] = (
         _UNNEST_MESSAGE,
         "Write {fix} (or name the tag column, which is one row per tag)",
         replace="UNNEST {6} AS {9}",
+        example="SELECT t.tag, COUNT(*) FROM cards CROSS JOIN LATERAL unnest(tags) AS t(tag) GROUP BY t.tag",
     ),
     h(
         "joins",
@@ -88,6 +90,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         rewrite="{before} UNNEST {4} AS {7}{after}",
         clauses="from",
+        example="SELECT t, COUNT(*) FROM cards, unnest(tags) AS t GROUP BY t",
     ),
     h(
         "joins",
@@ -95,6 +98,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper} APPLY is not supported; one row per tag is the tag column.",
         "Write e.g. {fix}",
         rewrite="SELECT tag, COUNT(*) FROM {resource} GROUP BY tag",
+        example="SELECT value AS tag, COUNT(*) FROM cards CROSS APPLY STRING_SPLIT(tags, ',') GROUP BY value",
     ),
     _first_step(
         h(
@@ -104,6 +108,7 @@ ROWS: tuple[Habit, ...] = (
             "Run the inner query on its own first ({fix}), then match its rows to yours by card_id",
             rewrite="{inner_select}",
             fallback=_JOIN_FALLBACK,
+            example="SELECT c.front_text, x.n FROM cards c OUTER APPLY (SELECT COUNT(*) AS n FROM review_events r WHERE r.card_id = c.card_id) x",
         )
     ),
     # cards with decks: tags, not ids, relate them.
@@ -119,9 +124,13 @@ ROWS: tuple[Habit, ...] = (
                     "({fix})", "(SELECT name, tags, effort_levels FROM decks)"
                 ),
                 statements="select",
+                example=example,
             )
         )
-        for pattern in (f"{_QUALIFIERS} outer? join decks|cards", "join|straight_join decks|cards")
+        for pattern, example in (
+            (f"{_QUALIFIERS} outer? join decks|cards", "SELECT * FROM cards CROSS JOIN decks"),
+            ("join|straight_join decks|cards", "SELECT * FROM cards JOIN decks"),
+        )
     ),
     # An anti-join (LEFT JOIN r ... WHERE r.card_id IS NULL): the ids that have a match first,
     # then the caller's resource without them.
@@ -135,9 +144,19 @@ ROWS: tuple[Habit, ...] = (
                 "(with your other conditions) to get the rows that have no match",
                 rewrite="SELECT DISTINCT card_id FROM {other_resource}{anti_join}",
                 statements="select",
+                example=example,
             )
         )
-        for pattern in (f"{_QUALIFIERS} outer? join|apply", "join|straight_join")
+        for pattern, example in (
+            (
+                f"{_QUALIFIERS} outer? join|apply",
+                "SELECT * FROM cards LEFT OUTER JOIN review_events USING (card_id) WHERE review_events.card_id IS NULL",
+            ),
+            (
+                "join|straight_join",
+                "SELECT c.* FROM cards c JOIN review_events r ON r.card_id = c.card_id WHERE r.card_id IS NULL",
+            ),
+        )
     ),
     # Any other join: the ids first, then the caller's statement on one resource.
     *(
@@ -153,10 +172,35 @@ ROWS: tuple[Habit, ...] = (
                 rewrite=_JOIN_STEPS,
                 fallback=_JOIN_FALLBACK,
                 statements=kinds,
+                example=example,
             )
         )
-        for pattern in (f"{_QUALIFIERS} outer? join|apply", "join|straight_join")
-        for kinds, advice in (("select", _JOIN_ADVICE), ("update delete", _WRITE_JOIN_ADVICE))
+        for pattern, kinds, advice, example in (
+            (
+                f"{_QUALIFIERS} outer? join|apply",
+                "select",
+                _JOIN_ADVICE,
+                "SELECT * FROM cards NATURAL JOIN review_events",
+            ),
+            (
+                f"{_QUALIFIERS} outer? join|apply",
+                "update delete",
+                _WRITE_JOIN_ADVICE,
+                "UPDATE c SET c.effort_level = 'long' FROM cards c INNER JOIN review_events r ON r.card_id = c.card_id WHERE r.rating = 0",
+            ),
+            (
+                "join|straight_join",
+                "select",
+                _JOIN_ADVICE,
+                "SELECT * FROM cards JOIN review_events ON true",
+            ),
+            (
+                "join|straight_join",
+                "update delete",
+                _WRITE_JOIN_ADVICE,
+                "DELETE cards FROM cards JOIN review_events ON review_events.card_id = cards.card_id WHERE review_events.rating = 0",
+            ),
+        )
     ),
     _first_step(
         h(
@@ -170,6 +214,7 @@ ROWS: tuple[Habit, ...] = (
             ),
             clauses="from",
             statements="select",
+            example="SELECT * FROM cards, decks",
         )
     ),
     _first_step(
@@ -181,6 +226,7 @@ ROWS: tuple[Habit, ...] = (
             rewrite=_JOIN_STEPS,
             fallback=_JOIN_FALLBACK,
             clauses="from",
+            example="SELECT tag, COUNT(*) FROM , cards GROUP BY tag",
         )
     ),
     h(
@@ -189,6 +235,7 @@ ROWS: tuple[Habit, ...] = (
         "LATERAL (and joins in general) are not supported: query one resource at a time.",
         _JOIN_ADVICE,
         fallback=_JOIN_FALLBACK,
+        example="SELECT * FROM cards LATERAL VIEW explode(tags) t AS tag",
     ),
     # A table alias or a qualified name on one resource: the statement without them.
     _at_error(
@@ -199,6 +246,7 @@ ROWS: tuple[Habit, ...] = (
             "Drop the qualifier and the alias: {fix}",
             rewrite="{unqualified}",
             fallback="Drop the qualifier and any table alias, and write the column name alone, e.g. {3}",
+            example="SELECT * FROM public.cards",
         )
     ),
     # Subqueries: a derived table is its inner SELECT; otherwise the inner SELECT runs first.
@@ -209,6 +257,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         rewrite="{inner_select}",
         clauses="from",
+        example="SELECT * FROM (SELECT * FROM cards)",
     ),
     h(
         "joins",
@@ -216,6 +265,7 @@ ROWS: tuple[Habit, ...] = (
         "Recursive queries (WITH RECURSIVE) are not supported: a statement reads one resource.",
         "Read the resources themselves: {fix} lists them",
         rewrite="SHOW TABLES",
+        example="WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 7) SELECT * FROM n",
     ),
     _first_step(
         h(
@@ -225,6 +275,7 @@ ROWS: tuple[Habit, ...] = (
             "Run it first ({fix}), then use the ids it returns in the main statement, e.g. WHERE card_id IN ('<id>', ...)",
             rewrite="{inner_select}",
             fallback="Run the inner query as its own statement first, then use its values in the next one, e.g. WHERE card_id IN ('<id>', ...)",
+            example="WITH recent AS (SELECT * FROM cards) SELECT * FROM recent",
         )
     ),
     h(
@@ -234,6 +285,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         rewrite="{collapsed}",
         clauses="where",
+        example="SELECT front_text FROM cards WHERE rowid IN (SELECT rowid FROM cards ORDER BY random() LIMIT 5)",
     ),
     _first_step(
         h(
@@ -244,6 +296,7 @@ ROWS: tuple[Habit, ...] = (
             rewrite="{inner_select}",
             fallback="Run the inner SELECT as its own statement first, then match its rows to yours by card_id",
             clauses="select",
+            example="SELECT front_text, (SELECT COUNT(*) FROM review_events WHERE review_events.card_id = cards.card_id) AS n FROM cards",
         )
     ),
     _first_step(
@@ -255,6 +308,7 @@ ROWS: tuple[Habit, ...] = (
             rewrite="{inner_select}",
             fallback="Run the inner SELECT first, then use its values in a second statement, e.g. SELECT * FROM cards WHERE card_id IN ('<id>', ...)",
             clauses="where having select set",
+            example="WHERE SELECT card_id, front_text FROM cards",
         )
     ),
     h(
@@ -264,6 +318,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="IN {4}",
         at=2,
+        example="SELECT * FROM cards WHERE card_id IN (VALUES ('04da5c72-4974-4190-a468-80a78fe9dbb8'))",
     ),
     # Set operations over one resource are one WHERE.
     h(
@@ -273,6 +328,7 @@ ROWS: tuple[Habit, ...] = (
         "Combine the conditions with OR: {fix}",
         rewrite="{set_head} WHERE {left_where} OR {right_where}",
         fallback="Run the statements separately (a batch separated by ';' returns each result), or combine the conditions with OR when both read the same resource",
+        example="SHOW UNION SELECT * FROM decks TABLES",
     ),
     h(
         "joins",
@@ -281,6 +337,7 @@ ROWS: tuple[Habit, ...] = (
         "Combine the conditions with AND: {fix}",
         rewrite="{set_head} WHERE {left_where} AND {right_where}",
         fallback="Run the statements separately, or combine the conditions with AND when both read the same resource",
+        example="SELECT card_id FROM cards INTERSECT SELECT card_id FROM review_events",
     ),
     h(
         "joins",
@@ -289,5 +346,6 @@ ROWS: tuple[Habit, ...] = (
         "Exclude the second condition with AND NOT: {fix}",
         rewrite="{set_head} WHERE {left_where} AND NOT {right_where}",
         fallback="Run the statements separately, or write WHERE <first> AND NOT <second> when both read the same resource",
+        example="SELECT card_id FROM cards EXCEPT SELECT card_id FROM review_events",
     ),
 )

@@ -13,6 +13,7 @@ ROWS: tuple[Habit, ...] = (
         "SM-2's quality below 3 is a failed review, rating = 0 here (0 again, 1 hard, 2 good, 3 easy): write {fix}",
         replace="rating = 0",
         when_reason="unknown_column",
+        example="SELECT * FROM review_events WHERE quality < 3",
     ),
     h(
         "names",
@@ -21,6 +22,7 @@ ROWS: tuple[Habit, ...] = (
         "SM-2's quality of 3 or more is a passed review, rating > 0 here: write {fix}",
         replace="rating > 0",
         when_reason="unknown_column",
+        example="SELECT * FROM review_events WHERE quality >= 3",
     ),
     h(
         "names",
@@ -29,6 +31,7 @@ ROWS: tuple[Habit, ...] = (
         "Anki's queue is the card's state here: write {fix}",
         replace="fsrs_card_state {2} {3:anki_queue}",
         when_reason="unknown_column",
+        example="SELECT card_id FROM cards WHERE queue = 0",
     ),
     h(
         "names",
@@ -37,6 +40,7 @@ ROWS: tuple[Habit, ...] = (
         "review_grade is the word; the number is rating (0 again, 1 hard, 2 good, 3 easy): write {fix}",
         replace="rating {2} {3}",
         when_reason="type_mismatch",
+        example="SELECT * FROM review_events WHERE review_grade = 1",
     ),
     h(
         "names",
@@ -47,6 +51,7 @@ ROWS: tuple[Habit, ...] = (
         when_reason="unknown_column",
         statements="select",
         at=1,
+        example="SELECT * FROM review_events ORDER BY id DESC",
     ),
     h(
         "names",
@@ -57,6 +62,7 @@ ROWS: tuple[Habit, ...] = (
         when_reason="unknown_column",
         statements="select",
         at=1,
+        example="SELECT * FROM cards ORDER BY ease ASC",
     ),
     h(
         "names",
@@ -65,6 +71,7 @@ ROWS: tuple[Habit, ...] = (
         "A new card is fsrs_card_state = 'new' (never reviewed: reps = 0); write {fix}",
         replace="fsrs_card_state = 'new'",
         when_reason="unknown_column",
+        example="SELECT COUNT(*) FROM cards WHERE is_new = TRUE",
     ),
     h(
         "names",
@@ -73,6 +80,7 @@ ROWS: tuple[Habit, ...] = (
         "A card that is not new has fsrs_card_state != 'new'; write {fix}",
         replace="fsrs_card_state != 'new'",
         when_reason="unknown_column",
+        example="SELECT * FROM cards WHERE is_new = 0",
     ),
     h(
         "names",
@@ -81,6 +89,7 @@ ROWS: tuple[Habit, ...] = (
         "A due card is due_at <= NOW(); write {fix}",
         replace="due_at <= NOW()",
         when_reason="unknown_column",
+        example="SELECT * FROM cards WHERE is_due = 1",
     ),
     h(
         "names",
@@ -90,6 +99,7 @@ ROWS: tuple[Habit, ...] = (
         replace="rating {2} {3:minus_one}",
         when_reason="unknown_column",
         statements="select update delete",
+        example="SELECT * FROM review_events WHERE ease = 1",
     ),
     h(
         "names",
@@ -98,6 +108,7 @@ ROWS: tuple[Habit, ...] = (
         "There is no {3:unquote} state: every visible card is studied (deleted cards are never visible), so drop the condition",
         when_reason="invalid_value unknown_column",
         tags=("own_hint",),
+        example="SELECT * FROM cards WHERE fsrs_card_state = 'suspended'",
     ),
     h(
         "names",
@@ -107,6 +118,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite="SELECT {id_column}, metadata FROM {resource}",
         when_reason="not_filterable not_sortable type_mismatch",
         tags=("first_step",),
+        example="SELECT * FROM cards ORDER BY metadata",
     ),
     h(
         "names",
@@ -116,6 +128,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite="SELECT tag, COUNT(*) AS card_count FROM cards GROUP BY tag ORDER BY card_count DESC",
         at=1,
         when_reason="unknown_resource",
+        example="SELECT * FROM tags",
     ),
     h(
         "names",
@@ -124,6 +137,7 @@ ROWS: tuple[Habit, ...] = (
         "Due cards are a date, not a state: write {fix}",
         replace="due_at <= NOW()",
         when_reason="invalid_value unknown_column",
+        example="SELECT COUNT(*) FROM cards WHERE fsrs_card_state = 'due'",
     ),
     h(
         "names",
@@ -134,6 +148,7 @@ ROWS: tuple[Habit, ...] = (
         when_reason="type_mismatch",
         tags=("at_error",),
         at=2,
+        example="SELECT * FROM cards WHERE card_id = '04da5c72'",
     ),
     h(
         "nulls",
@@ -142,6 +157,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} IS NULL",
         at=1,
+        example="SELECT * FROM cards WHERE due_at ISNULL",
     ),
     h(
         "nulls",
@@ -150,6 +166,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} IS NOT NULL",
         at=1,
+        example="SELECT * FROM cards WHERE due_at NOTNULL",
     ),
     h(
         "nulls",
@@ -158,6 +175,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} IS NULL",
         at=3,
+        example="SELECT * FROM cards WHERE due_at IS NOT DISTINCT FROM NULL",
     ),
     h(
         "nulls",
@@ -166,6 +184,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} IS NOT NULL",
         at=2,
+        example="SELECT * FROM cards WHERE due_at IS DISTINCT FROM NULL",
     ),
     h(
         "nulls",
@@ -174,6 +193,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} = {6}",
         at=3,
+        example="SELECT * FROM cards WHERE fsrs_card_state IS NOT DISTINCT FROM 'new'",
     ),
     h(
         "nulls",
@@ -182,6 +202,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} != {5}",
         at=2,
+        example="SELECT * FROM cards WHERE fsrs_card_state IS DISTINCT FROM 'new'",
     ),
     h(
         "nulls",
@@ -190,6 +211,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} IS NULL",
         at=1,
+        example="SELECT * FROM cards WHERE due_at <=> NULL",
     ),
     h(
         "nulls",
@@ -198,6 +220,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} = {4}",
         at=1,
+        example="SELECT * FROM cards WHERE fsrs_card_state <=> 'new'",
     ),
     h(
         "nulls",
@@ -207,6 +230,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1} IS {3} NULL",
         at=3,
         reason="keep",
+        example="SELECT card_id FROM cards WHERE fsrs_stability IS UNKNOWN",
     ),
     h(
         "nulls",
@@ -216,6 +240,7 @@ ROWS: tuple[Habit, ...] = (
         replace=("{1} IS {3} NULL", "{1} {3:negated_eq} ''"),
         at=3,
         reason="keep",
+        example="SELECT card_id FROM cards WHERE due_at IS NOT NULL AND due_at IS NOT ''",
     ),
     h(
         "nulls",
@@ -223,6 +248,7 @@ ROWS: tuple[Habit, ...] = (
         "NULLIF() is not supported; compare the value directly.",
         "Write {fix}",
         replace="{3} = {5}",
+        example="SELECT card_id FROM cards WHERE NULLIF(back_text, '') IS NULL",
     ),
     h(
         "nulls",
@@ -230,6 +256,7 @@ ROWS: tuple[Habit, ...] = (
         "NULLIF() is not supported; compare the value directly.",
         "Write {fix}",
         replace="{3} != {5}",
+        example="SELECT * FROM cards WHERE NULLIF(back_text, '') IS NOT NULL",
     ),
     h(
         "nulls",
@@ -238,6 +265,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace=("{1:null_meaning}", "{1:empty_value}"),
         when_reason="type_mismatch",
+        example="SELECT name FROM decks WHERE tags IS NULL",
     ),
     h(
         "nulls",
@@ -246,6 +274,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace=("NOT {1:null_meaning}", "NOT {1:empty_value}"),
         when_reason="type_mismatch",
+        example="SELECT COUNT(*) FROM cards WHERE tags IS NOT NULL",
     ),
     h(
         "nulls",
@@ -254,6 +283,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace=("{1:null_meaning}", "{1:empty_value}", "{1} IS NULL"),
         when_reason="type_mismatch invalid_value",
+        example="SELECT * FROM cards WHERE tags = NULL",
     ),
     h(
         "nulls",
@@ -262,5 +292,6 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace=("NOT {1:null_meaning}", "NOT {1:empty_value}", "{1} IS NOT NULL"),
         when_reason="type_mismatch",
+        example="SELECT * FROM cards WHERE due_at != NULL",
     ),
 )

@@ -12,6 +12,7 @@ ROWS: tuple[Habit, ...] = (
         "Drop it (raise LIMIT to see rows tied with the last one), e.g. {fix}",
         replace="",
         fallback="Drop WITH TIES (raise LIMIT to see rows tied with the last one)",
+        example="SELECT card_id, COUNT(*) AS n FROM review_events GROUP BY card_id ORDER BY COUNT(*) DESC LIMIT 10 WITH TIES",
     ),
     h(
         "paging",
@@ -20,7 +21,8 @@ ROWS: tuple[Habit, ...] = (
         "Write LIMIT {2} at the end, e.g. {fix}",
         rewrite="{before}{after} LIMIT {2}",
         statements="select",
-        fallback="Write LIMIT {2} at the end of the statement (at most 100 rows a page)",
+        fallback="Write LIMIT {2} at the end of the statement (at most {page_rows} rows a page)",
+        example="SELECT TOP 5 * FROM cards",
     ),
     h(
         "paging",
@@ -29,7 +31,8 @@ ROWS: tuple[Habit, ...] = (
         "Write LIMIT {3} at the end, e.g. {fix}",
         rewrite="{before}{after} LIMIT {3}",
         statements="select",
-        fallback="Write LIMIT {3} at the end of the statement (at most 100 rows a page)",
+        fallback="Write LIMIT {3} at the end of the statement (at most {page_rows} rows a page)",
+        example="SELECT TOP (10) front_text, due_at FROM cards ORDER BY due_at",
     ),
     h(
         "paging",
@@ -39,6 +42,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite="SELECT {id_column} FROM {resource} WHERE {where} LIMIT {2:unparen}",
         statements="update delete",
         fallback="Narrow the WHERE to the rows you mean, e.g. WHERE {id_column} = '<id>'",
+        example="DELETE TOP (5) FROM cards WHERE lapses > 3",
     ),
     h(
         "paging",
@@ -47,6 +51,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="LIMIT {6} OFFSET {2}",
         at=2,
+        example="SELECT * FROM cards ORDER BY created_at OFFSET 20 ROWS FETCH NEXT 10 ROWS ONLY",
     ),
     h(
         "paging",
@@ -54,6 +59,7 @@ ROWS: tuple[Habit, ...] = (
         "FETCH FIRST is not supported; rows are limited with LIMIT.",
         "Write {fix}",
         replace="LIMIT {3}",
+        example="SELECT name FROM decks FETCH FIRST 2 ROWS ONLY",
     ),
     h(
         "paging",
@@ -61,6 +67,7 @@ ROWS: tuple[Habit, ...] = (
         "FETCH FIRST is not supported; rows are limited with LIMIT.",
         "Write {fix}",
         replace="LIMIT 1",
+        example="SELECT * FROM review_events ORDER BY reviewed_at_server DESC FETCH FIRST ROW ONLY",
     ),
     h(
         "paging",
@@ -69,6 +76,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="OFFSET {2}",
         at=2,
+        example="SELECT * FROM cards LIMIT 10 OFFSET 10 ROWS",
     ),
     h(
         "paging",
@@ -79,15 +87,17 @@ ROWS: tuple[Habit, ...] = (
         at=2,
         statements="select",
         reason="keep",
+        example="SELECT * FROM cards LIMIT 5, 10",
     ),
     h(
         "paging",
         "limit all|#num|- #num?",
-        "UPDATE and DELETE take no LIMIT: they change every row their WHERE matches (at most 100).",
+        "UPDATE and DELETE take no LIMIT: they change every row their WHERE matches (at most {write_rows}).",
         "Read the ids of the rows you mean first ({fix}), then name them: {before_where} WHERE {id_column} = '<id>' (several: {id_column} IN ('<id>', ...))",
         rewrite="SELECT {id_column} FROM {resource} WHERE {where} LIMIT {2}",
         statements="update delete",
         fallback="Narrow the WHERE to the rows you mean, e.g. WHERE {id_column} = '<id>'",
+        example="DELETE FROM cards WHERE reps = 0 LIMIT 5",
     ),
     h(
         "paging",
@@ -97,25 +107,28 @@ ROWS: tuple[Habit, ...] = (
         rewrite="SELECT {id_column} FROM {resource} WHERE {where} {from_order}",
         statements="update delete",
         fallback="Narrow the WHERE to the rows you mean, e.g. WHERE {id_column} = '<id>'",
+        example="DELETE FROM cards WHERE effort_level = 'long' ORDER BY created_at LIMIT 3",
     ),
     h(
         "paging",
         "limit all",
-        "LIMIT ALL is not supported: pages hold at most 100 rows.",
+        "LIMIT ALL is not supported: pages hold at most {page_rows} rows.",
         "Write {fix} and page on with OFFSET",
-        replace="LIMIT 100",
+        replace="LIMIT {page_rows}",
         at=1,
         reason="keep",
+        example="SELECT * FROM cards LIMIT ALL",
     ),
     h(
         "paging",
         "limit - 1",
-        "LIMIT -1 is not supported: pages hold at most 100 rows.",
+        "LIMIT -1 is not supported: pages hold at most {page_rows} rows.",
         "Write {fix} and page on with OFFSET",
-        replace="LIMIT 100",
+        replace="LIMIT {page_rows}",
         at=1,
         overrides=True,
         reason="keep",
+        example="SELECT * FROM cards LIMIT -1",
     ),
     h(
         "paging",
@@ -124,15 +137,17 @@ ROWS: tuple[Habit, ...] = (
         "Write LIMIT {3} at the end, e.g. {fix}",
         rewrite="{before}{1}{after} LIMIT {3}",
         at=1,
+        example="SELECT FIRST 10 * FROM cards",
     ),
     h(
         "paging",
         "limit 0",
-        "LIMIT 0 is out of range: a page holds 1 to 100 rows.",
+        "LIMIT 0 is out of range: a page holds 1 to {page_rows} rows.",
         "To see a resource's columns without rows, run {fix}",
         rewrite="DESCRIBE {resource}",
         when_reason="limit_out_of_range",
         at=1,
+        example="SELECT * FROM cards LIMIT 0",
     ),
     h(
         "paging",
@@ -140,6 +155,7 @@ ROWS: tuple[Habit, ...] = (
         "TABLESAMPLE is not supported; a random sample is ORDER BY RANDOM() with a LIMIT.",
         "Write {fix}",
         rewrite="{before}{after} ORDER BY RANDOM() LIMIT 10",
+        example="SELECT * FROM cards TABLESAMPLE SYSTEM (10)",
     ),
     h(
         "paging",
@@ -148,6 +164,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="RANDOM()",
         clauses="order",
+        example="SELECT front_text FROM cards ORDER BY NEWID()",
     ),
     h(
         "paging",
@@ -157,6 +174,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1:upper} BY {2}",
         at=1,
         reason="keep",
+        example="SELECT * FROM cards ORDER reps",
     ),
     h(
         "paging",
@@ -164,5 +182,6 @@ ROWS: tuple[Habit, ...] = (
         "ROWNUM is not supported; rows are limited with LIMIT at the end of the statement.",
         "Drop the ROWNUM condition and write LIMIT {3} at the end of the statement",
         reason="unsupported_syntax",  # Oracle's pseudo-column: a foreign construct, not a typo
+        example="SELECT * FROM cards WHERE ROWNUM <= 10",
     ),
 )

@@ -15,6 +15,7 @@ ROWS: tuple[Habit, ...] = (
         at=1,
         statements="select",
         reason="keep",
+        example="SELECT * FROM cards WHERE 1 = 1 AND reps > 2",
     ),
     h(
         "syntax",
@@ -25,6 +26,7 @@ ROWS: tuple[Habit, ...] = (
         at=1,
         statements="select",
         reason="keep",
+        example="SELECT * FROM cards WHERE 1 = 1",
     ),
     h(
         "syntax",
@@ -35,6 +37,7 @@ ROWS: tuple[Habit, ...] = (
         statements="select",
         when_reason="syntax_error",
         reason="keep",
+        example="SELECT * FROM cards LIMIT 10 ORDER BY due_at",
     ),
     h(
         "syntax",
@@ -42,6 +45,7 @@ ROWS: tuple[Habit, ...] = (
         "Typed literals ({1:upper} '...') are not needed: a datetime column takes the ISO-8601 string itself.",
         "Write {fix}",
         replace="{2}",
+        example="SELECT * FROM cards WHERE created_at > TIMESTAMP '2026-01-01 00:00:00'",
     ),
     h(
         "syntax",
@@ -51,6 +55,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1} != {4}",
         at=1,
         reason="keep",
+        example="SELECT * FROM cards WHERE reps !== 0",
     ),
     h(
         "syntax",
@@ -60,6 +65,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1} = {4}",
         at=1,
         reason="keep",
+        example="SELECT * FROM cards WHERE reps == 0",
     ),
     h(
         "syntax",
@@ -69,6 +75,7 @@ ROWS: tuple[Habit, ...] = (
         replace="IN ({2}, {4}, {6}, {8})",
         at=1,
         reason="keep",
+        example="SELECT * FROM cards WHERE fsrs_card_state IN 'new', 'review', 'learning', 'relearning'",
     ),
     h(
         "syntax",
@@ -78,6 +85,7 @@ ROWS: tuple[Habit, ...] = (
         replace="IN ({2}, {4}, {6})",
         at=1,
         reason="keep",
+        example="SELECT * FROM cards WHERE fsrs_card_state IN 'new', 'review', 'learning'",
     ),
     h(
         "syntax",
@@ -87,6 +95,7 @@ ROWS: tuple[Habit, ...] = (
         replace="IN ({2}, {4})",
         at=1,
         reason="keep",
+        example="SELECT * FROM cards WHERE reps IN 1, 2",
     ),
     h(
         "syntax",
@@ -96,6 +105,7 @@ ROWS: tuple[Habit, ...] = (
         replace="IN ({2})",
         at=1,
         reason="keep",
+        example="SELECT * FROM cards WHERE fsrs_card_state IN 'new'",
     ),
     h(
         "syntax",
@@ -105,6 +115,7 @@ ROWS: tuple[Habit, ...] = (
         replace="BETWEEN {2} AND {4}",
         at=2,
         reason="keep",
+        example="SELECT * FROM cards WHERE reps BETWEEN 1, 3",
     ),
     h(
         "syntax",
@@ -114,6 +125,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{3} {2:mirror} {1}",
         clauses="where having",
         reason="keep",
+        example="SELECT * FROM cards WHERE 0 = reps",
     ),
     h(
         "syntax",
@@ -124,6 +136,7 @@ ROWS: tuple[Habit, ...] = (
         when_reason="type_mismatch",
         tags=("at_error",),
         at=2,
+        example="SELECT * FROM cards WHERE effort_level = fast",
     ),
     h(
         "syntax",
@@ -134,6 +147,7 @@ ROWS: tuple[Habit, ...] = (
         clauses="values set",
         when_reason="type_mismatch",
         tags=("at_error",),
+        example="INSERT INTO cards (front_text, back_text, tags) VALUES ('to run', 'correr', 'spanish')",
     ),
     h(
         "syntax",
@@ -142,6 +156,7 @@ ROWS: tuple[Habit, ...] = (
         'Write {fix} (or "{2}")',
         replace="{2}",
         reason="keep",
+        example="SELECT `card_id` FROM cards",
     ),
     h(
         "syntax",
@@ -151,6 +166,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{2}",
         clauses="- select from where group order having set returning into",
         reason="keep",
+        example="SELECT * FROM cards WHERE due_at < NOW([x] )",
     ),
     h(
         "syntax",
@@ -159,5 +175,6 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{2}",
         reason="keep",
+        example="SELECT * FROM cards WHERE front_text = E'It''s'",
     ),
 )

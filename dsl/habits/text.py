@@ -5,6 +5,25 @@ from __future__ import annotations
 from dsl.habits.base import Habit, h
 
 ROWS: tuple[Habit, ...] = (
+    # starts_with / startsWith (PostgreSQL, DuckDB, ClickHouse, BigQuery, Snowflake's STARTSWITH).
+    h(
+        "text",
+        "starts_with|startswith|starts_with_text|prefix #args",
+        "{1:upper}() is not supported; a prefix test is LIKE 'text%'.",
+        "Write {fix}",
+        replace="{2[0]:column} LIKE '{2[1]:like}%'",
+        clauses="where having",
+        example="SELECT * FROM cards WHERE starts_with(front_text, 'ho')",
+    ),
+    h(
+        "text",
+        "ends_with|endswith|suffix #args",
+        "{1:upper}() is not supported; a suffix test is LIKE '%text'.",
+        "Write {fix}",
+        replace="{2[0]:column} LIKE '%{2[1]:like}'",
+        clauses="where having",
+        example="SELECT front_text FROM cards WHERE endsWith(back_text, 'ar')",
+    ),
     h(
         "text",
         "#name = #str collate #word",
@@ -12,6 +31,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace=("{1} ILIKE {3:like|quote}", "LOWER({1}) = {3:lower}"),
         at=3,
+        example="SELECT * FROM cards WHERE front_text = 'me duele la cabeza.' COLLATE NOCASE",
     ),
     h(
         "text",
@@ -20,6 +40,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} {2} ILIKE {4}",
         at=4,
+        example="SELECT * FROM cards WHERE front_text LIKE '%SPANISH%' COLLATE utf8mb4_general_ci",
     ),
     h(
         "text",
@@ -28,6 +49,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} {4} ILIKE {6}",
         at=1,
+        example="SELECT * FROM cards WHERE back_text COLLATE SQL_Latin1_General_CP1_CI_AS LIKE '%went%'",
     ),
     h(
         "text",
@@ -36,6 +58,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="({any_like})",
         at=3,
+        example="SELECT * FROM cards WHERE front_text ILIKE ANY (ARRAY['%hola%', '%buenos%'])",
     ),
     h(
         "text",
@@ -44,6 +67,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} '{2:unquote}{4:unquote}{6:unquote}'",
         at=2,
+        example="SELECT * FROM cards WHERE front_text ILIKE '%' || 'morning' || '%'",
     ),
     h(
         "text",
@@ -52,6 +76,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1:upper} {3}",
         at=1,
+        example="SELECT * FROM cards WHERE front_text LIKE BINARY 'Past%'",
     ),
     h(
         "text",
@@ -60,6 +85,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} {2} LIKE {4:glob_like}",
         at=2,
+        example="SELECT * FROM cards WHERE front_text GLOB 'What*'",
     ),
     h(
         "text",
@@ -67,6 +93,7 @@ ROWS: tuple[Habit, ...] = (
         "N'...' (national strings) is SQL Server's; every string is Unicode here.",
         "Write {fix}",
         replace="{2}",
+        example="SELECT * FROM cards WHERE front_text LIKE N'%morning%'",
     ),
     h(
         "text",
@@ -74,6 +101,7 @@ ROWS: tuple[Habit, ...] = (
         "ESCAPE is not supported: % and _ are always wildcards in LIKE.",
         "Search the text without wildcards with MATCH('text'), or keep LIKE with the wildcards, e.g. front_text LIKE '%50%'",
         at=2,
+        example="SELECT * FROM cards WHERE front_text LIKE '%50\\%%' ESCAPE '\\'",
     ),
     h(
         "text",
@@ -82,6 +110,7 @@ ROWS: tuple[Habit, ...] = (
         "Search that column with {fix} (MATCH({5}) searches every text column and the tags)",
         replace=("{3} ILIKE '%{5:like}%'", "MATCH({5})"),
         at=2,
+        example="SELECT * FROM cards WHERE MATCH(front_text, 'verb')",
     ),
     h(
         "text",
@@ -91,6 +120,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{3} {5} ILIKE {9}",
         at=6,
         reason="keep",
+        example="SELECT * FROM cards WHERE LOWER(front_text) LIKE LOWER('%Hola%')",
     ),
     h(
         "text",
@@ -99,6 +129,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="MATCH({4:search})",
         at=1,
+        example="SELECT * FROM cards WHERE front_text @@ 'capital'",
     ),
     h(
         "text",
@@ -108,6 +139,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1} {2:negated_eq} {4:unquote}",
         when_reason="type_mismatch",
         at=2,
+        example="SELECT * FROM cards WHERE reps ILIKE '3'",
     ),
     h(
         "text",
@@ -117,6 +149,7 @@ ROWS: tuple[Habit, ...] = (
         replace=("{1} ILIKE '%{3:like}%'", "MATCH({3})"),
         when_reason="type_mismatch",
         at=2,
+        example="SELECT * FROM cards WHERE front_text CONTAINS 'river'",
     ),
     h(
         "text",
@@ -124,6 +157,7 @@ ROWS: tuple[Habit, ...] = (
         "PATINDEX() is not supported; a pattern test is LIKE.",
         "Write {fix}",
         replace="{2[1]:column} LIKE {2[0]}",
+        example="SELECT * FROM cards WHERE PATINDEX('%capital%', back_text) > 0",
     ),
     h(
         "text",
@@ -132,6 +166,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{2[0]:column} LIKE '%{2[1]:like}%'",
         clauses="where having",
+        example="SELECT card_id FROM cards WHERE instr(back_text, 'went')",
     ),
     h(
         "text",
@@ -140,6 +175,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{2[1]:column} LIKE '%{2[0]:like}%'",
         clauses="where having",
+        example="SELECT * FROM cards WHERE charindex('ola', front_text)",
     ),
     h(
         "text",
@@ -147,6 +183,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported: text is stored trimmed already.",
         "Write {fix}",
         replace="{2[0]:column} {3} {4}",
+        example="SELECT * FROM cards WHERE TRIM(front_text) = 'Me duele la cabeza.'",
     ),
     h(
         "text",
@@ -155,6 +192,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{2:columns}",
         clauses="select",
+        example="SELECT CONCAT(front_text, ' - ', back_text) AS qa FROM cards",
     ),
     h(
         "text",
@@ -164,6 +202,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1}, {5}",
         clauses="select",
         at=1,
+        example="SELECT front_text || ' / ' || back_text AS qa FROM cards LIMIT 10",
     ),
     h(
         "text",
@@ -173,6 +212,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1}, {3}",
         clauses="select",
         at=1,
+        example="SELECT front_text || back_text FROM cards",
     ),
     h(
         "text",
@@ -182,6 +222,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1:upper} '%{3}%'",
         at=1,
         reason="keep",
+        example="SELECT * FROM cards WHERE front_text ILIKE %verb%",
     ),
     h(
         "text",
@@ -190,6 +231,7 @@ ROWS: tuple[Habit, ...] = (
         "Drop it and compare in UTC, e.g. {fix}",
         replace="",
         fallback="Drop AT TIME ZONE: datetimes are compared in UTC",
+        example="SELECT * FROM cards WHERE due_at <= CURRENT_TIMESTAMP AT TIME ZONE 'UTC'",
     ),
     h(
         "text",
@@ -199,6 +241,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1} ILIKE {4:regex_like}",
         at=1,
         fallback="Write {1} ILIKE '%text%' (% any run, _ one character), or MATCH('text')",
+        example="SELECT * FROM cards WHERE back_text ~* '^went'",
     ),
     h(
         "text",
@@ -207,6 +250,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} NOT ILIKE {5:regex_like}",
         at=1,
+        example="SELECT * FROM cards WHERE front_text !~* 'python'",
     ),
     h(
         "text",
@@ -215,6 +259,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{1} NOT LIKE {4:regex_like}",
         at=1,
+        example="SELECT * FROM cards WHERE back_text !~ 'ing'",
     ),
     h(
         "text",
@@ -224,6 +269,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1} LIKE {3:regex_like}",
         at=1,
         fallback="Write {1} LIKE '%text%' (% any run, _ one character), or ILIKE to ignore case",
+        example="SELECT card_id, front_text FROM cards WHERE front_text ~ 'hola'",
     ),
     h(
         "text",
@@ -233,6 +279,7 @@ ROWS: tuple[Habit, ...] = (
         replace=("{1} {2} ILIKE {4:regex_like}", "({alternatives})"),
         at=2,
         fallback="Regular expressions are not supported (LIKE has only % and _, no anchors or classes): narrow with LIKE, e.g. {1} LIKE '%text%', and test the rest after reading",
+        example="SELECT * FROM cards WHERE front_text REGEXP '^What'",
     ),
     h(
         "text",
@@ -241,6 +288,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace=("{1} {2} LIKE {5:plain_like}", "({alternatives})"),
         at=2,
+        example="SELECT * FROM cards WHERE front_text SIMILAR TO '%(verb|tense)%'",
     ),
     h(
         "text",
@@ -249,6 +297,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="{2[0]:column} ILIKE {2[1]:regex_like}",
         fallback="Write e.g. front_text ILIKE '%text%', or MATCH('text')",
+        example="SELECT * FROM cards WHERE REGEXP_LIKE(front_text, 'python', 'i')",
     ),
     h(
         "text",
@@ -258,6 +307,7 @@ ROWS: tuple[Habit, ...] = (
         replace=("{3} ILIKE '%{5:like}%'", "MATCH({5})"),
         clauses="where having",
         fallback="Write e.g. front_text ILIKE '%text%', or MATCH('text') over all text columns",
+        example="SELECT * FROM cards WHERE CONTAINS(front_text, 'river')",
     ),
     h(
         "text",
@@ -265,6 +315,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is SQL Server's full-text search; here it is MATCH('text').",
         "Write {fix}",
         replace="MATCH({5})",
+        example="LIMIT ALL SELECT * FROM cards WHERE tags CONTAINS ('english', 'grammar')",
     ),
     h(
         "text",
@@ -273,6 +324,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="MATCH({4[0]:search})",
         at=2,
+        example="SELECT * FROM cards WHERE MATCH(front_text, back_text) AGAINST ('river')",
     ),
     h(
         "text",
@@ -280,6 +332,7 @@ ROWS: tuple[Habit, ...] = (
         "Full-text search with @@ is not supported; here it is MATCH('text').",
         "Write {fix}",
         replace="MATCH({6[-1]:search})",
+        example="SELECT * FROM cards WHERE to_tsvector(front_text) @@ to_tsquery('river')",
     ),
     h(
         "text",
@@ -287,6 +340,7 @@ ROWS: tuple[Habit, ...] = (
         "The @@ operator is not supported; full-text search is MATCH('text').",
         "Write e.g. MATCH('text') (a case-insensitive substring search over the text columns)",
         at=1,
+        example="SELECT * FROM cards WHERE front_text @@ to_tsquery('hola')",
     ),
     h(
         "text",
@@ -294,6 +348,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported; a substring test is LIKE '%text%'.",
         "Write {fix}",
         replace=("{2[1]:column} OVERLAP ({2[0]})", "{2[1]:column} LIKE '%{2[0]:like}%'"),
+        example="SELECT * FROM cards WHERE LOCATE('tense', front_text) > 0",
     ),
     h(
         "text",
@@ -304,6 +359,7 @@ ROWS: tuple[Habit, ...] = (
             "{2[0]:column} LIKE '%{2[1]:like}%'",
             "{2[0]:position_column} LIKE '%{2[0]:position_text}%'",
         ),
+        example="SELECT * FROM cards WHERE strpos(back_text, 'gone') > 0",
     ),
     h(
         "text",
@@ -314,6 +370,7 @@ ROWS: tuple[Habit, ...] = (
             "{2[1]:column} NOT LIKE '%{2[0]:like}%'",
             "{2[0]:column} NOT LIKE '%{2[1]:like}%'",
         ),
+        example="SELECT * FROM cards WHERE instr(front_text, 'ola') = 0",
     ),
     h(
         "text",
@@ -321,6 +378,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported; a prefix test is LIKE 'text%'.",
         "Write {fix}",
         replace="{2[0]:column} LIKE '{4:like}%'",
+        example="SELECT * FROM cards WHERE LEFT(front_text, 4) = 'What'",
     ),
     h(
         "text",
@@ -328,6 +386,7 @@ ROWS: tuple[Habit, ...] = (
         "RIGHT() is not supported; a suffix test is LIKE '%text'.",
         "Write {fix}",
         replace="{2[0]:column} LIKE '%{4:like}'",
+        example="SELECT card_id, front_text FROM cards WHERE RIGHT(front_text, 1) = '?'",
     ),
     h(
         "text",
@@ -335,6 +394,7 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported; a minimum length is a LIKE pattern of underscores.",
         "Write {fix} (each _ is one character)",
         replace="{2[0]:column} LIKE '{4:underscores}%'",
+        example="SELECT * FROM cards WHERE length(front_text) > 10",
     ),
     h(
         "text",
@@ -342,12 +402,14 @@ ROWS: tuple[Habit, ...] = (
         "{1:upper}() is not supported; an empty text is ''.",
         "Write {fix}",
         replace=("{2[0]:column} = ''", "{2[0]:col_in} = ''"),
+        example="SELECT card_id FROM cards WHERE LEN(back_text) = 0",
     ),
     h(
         "text",
         "length|len|char_length|character_length|octet_length|datalength #args",
         "{1:upper}() is not supported: there is no text length.",
         "Read the text and measure it after reading; a minimum length is a LIKE pattern of underscores, e.g. front_text LIKE '___%' (at least 3 characters)",
+        example="SELECT LENGTH(front_text) FROM cards",
     ),
     h(
         "text",
@@ -356,6 +418,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="LOWER({1}) = {5:lower}",
         at=1,
+        example="SELECT * FROM cards WHERE front_text COLLATE NOCASE = 'Hola'",
     ),
     h(
         "text",
@@ -365,6 +428,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{1}",
         at=1,
         fallback="Write LOWER(column) = 'text' or column ILIKE 'text' for a case-insensitive comparison",
+        example="SELECT * FROM cards ORDER BY front_text COLLATE NOCASE",
     ),
     h(
         "text",
@@ -374,6 +438,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{2[0]:column}",
         clauses="select order group",
         fallback="Compare the column itself, e.g. front_text = 'text' or front_text ILIKE '%text%'",
+        example="SELECT trim(front_text) FROM cards",
     ),
     h(
         "text",
@@ -382,5 +447,6 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace=("{2[0]:column}", "{2[1]:column}"),
         clauses="select order group",
+        example="SELECT substr(front_text, 1, 3) FROM cards",
     ),
 )

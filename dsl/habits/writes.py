@@ -16,12 +16,14 @@ ROWS: tuple[Habit, ...] = (
         "Change the existing row, e.g. {fix}",
         rewrite="{upsert_update}",
         at=1,
+        example="INSERT OR REPLACE INTO cards (card_id, front_text, back_text) VALUES ('10e2c6a5-cc1d-452e-a6a2-2f435599954d', 'to write', 'written')",
     ),
     h(
         "writes",
         "truncate table? review_events|workspace",
         "review_events and workspace are read-only: the review log is immutable (reviews of deleted cards stay too) and cannot be emptied.",
         'To start every card over, keeping the review log, use POST /v1/agent/workspace/reset-progress {{"confirmation": "reset all progress"}}',
+        example="TRUNCATE TABLE review_events",
     ),
     h(
         "writes",
@@ -30,6 +32,7 @@ ROWS: tuple[Habit, ...] = (
         "Change the existing row, e.g. {fix}",
         rewrite="{upsert_update}",
         fallback="Change the existing row with UPDATE {resource} SET ... WHERE {id_column} = '<id>'",
+        example="REPLACE INTO cards (card_id, front_text, back_text) VALUES ('3f2c0000-0000-4000-8000-000000000000', 'perro', 'dog')",
     ),
     h(
         "writes",
@@ -39,14 +42,16 @@ ROWS: tuple[Habit, ...] = (
         rewrite="DELETE FROM {resource} WHERE {where}",
         clauses="set",
         when_reason="unknown_column",
+        example="UPDATE cards SET deleted_at = NOW() WHERE card_id = '3f2c0000-0000-4000-8000-000000000000'",
     ),
     h(
         "writes",
         "where 1|true = 1|true",
-        "A condition that is always true names no rows: UPDATE and DELETE change at most 100 rows, named by their WHERE.",
+        "A condition that is always true names no rows: UPDATE and DELETE change at most {write_rows} rows, named by their WHERE.",
         'Name the rows, e.g. WHERE {id_column} IN (\'<id>\', ...); the scheduling state of every card is reset with POST /v1/agent/workspace/reset-progress {{"confirmation": "reset all progress"}}',
         at=1,
         statements="update delete",
+        example="UPDATE cards SET fsrs_card_state = 'new' WHERE 1=1",
     ),
     h(
         "writes",
@@ -54,6 +59,7 @@ ROWS: tuple[Habit, ...] = (
         "INTO OUTFILE is not supported: rows come back as JSON in data.rows (page with LIMIT and OFFSET).",
         "Drop it, e.g. {fix}",
         replace="",
+        example="SELECT * FROM cards WHERE tags OVERLAP ('spanish') INTO OUTFILE '/tmp/spanish.csv'",
     ),
     h(
         "writes",
@@ -64,6 +70,7 @@ ROWS: tuple[Habit, ...] = (
         clauses="set",
         when_reason="read_only_column",
         tags=("at_error",),
+        example="UPDATE cards SET updated_at = NOW(), back_text = 'fewer vs less' WHERE card_id = '04da5c72-4974-4190-a468-80a78fe9dbb8'",
     ),
     h(
         "writes",
@@ -75,6 +82,7 @@ ROWS: tuple[Habit, ...] = (
         when_reason="read_only_column",
         at=1,
         tags=("at_error",),
+        example="UPDATE cards SET back_text = 'ir', updated_at = CURRENT_TIMESTAMP WHERE card_id = '10e2c6a5-cc1d-452e-a6a2-2f435599954d'",
     ),
     h(
         "writes",
@@ -85,6 +93,7 @@ ROWS: tuple[Habit, ...] = (
         clauses="into",
         when_reason="read_only_column",
         tags=("at_error",),
+        example="INSERT INTO cards (front_text, back_text, reps) VALUES ('q', 'a', 1)",
     ),
     h(
         "writes",
@@ -94,6 +103,7 @@ ROWS: tuple[Habit, ...] = (
         replace="{column_default}",
         clauses="set values",
         reason="unsupported_syntax",
+        example="UPDATE cards SET effort_level = DEFAULT WHERE card_id = '0750cf53-533e-415b-8b98-5f0a39db72fb'",
     ),
     # An upsert that updates: the UPDATE it means for the existing row, with the caller's values.
     h(
@@ -103,6 +113,7 @@ ROWS: tuple[Habit, ...] = (
         "Look the row up first ({fix}); if it exists, {upsert_update}; if not, INSERT it without the ON {2:upper} clause",
         rewrite="{upsert_lookup}",
         tags=("first_step",),
+        example="insert into decks (name, tags) values ('Verbs', ('verbs')) on conflict (name) do update set tags = excluded.tags",
     ),
     h(
         "writes",
@@ -111,6 +122,7 @@ ROWS: tuple[Habit, ...] = (
         "Insert without it ({fix}), and change existing rows with UPDATE {resource} SET ... WHERE {id_column} = '<id>'",
         rewrite="{before}",
         fallback="Change existing rows with UPDATE {resource} SET ... WHERE {id_column} = '<id>', and create new ones with INSERT",
+        example="INSERT INTO cards (front_text, back_text) VALUES ('hola', 'hello') ON CONFLICT DO NOTHING",
     ),
     h(
         "writes",
@@ -120,6 +132,7 @@ ROWS: tuple[Habit, ...] = (
         fallback="Write INSERT for new rows, and UPDATE {resource} SET ... WHERE ... to change existing ones",
         replace="INSERT",
         at=1,
+        example="INSERT OR IGNORE INTO decks (name) VALUES ('Verbs')",
     ),
     h(
         "writes",
@@ -128,6 +141,7 @@ ROWS: tuple[Habit, ...] = (
         "Write {fix}",
         replace="INSERT",
         at=1,
+        example="INSERT IGNORE INTO cards (front_text, back_text) VALUES ('to eat', 'comer')",
     ),
     h(
         "writes",
@@ -137,6 +151,7 @@ ROWS: tuple[Habit, ...] = (
         fallback="Write INSERT INTO for new rows, and UPDATE {resource} SET ... WHERE ... to change existing ones",
         replace="INSERT INTO",
         clauses="-",
+        example="UPSERT INTO decks (name, tags) VALUES ('Python', ('python'))",
     ),
     h(
         "writes",
@@ -144,6 +159,7 @@ ROWS: tuple[Habit, ...] = (
         "MERGE is not supported: INSERT creates new rows, UPDATE changes existing ones.",
         "Write INSERT INTO {3:resource_name} (...) VALUES (...) for new rows and UPDATE {3:resource_name} SET ... WHERE ... for existing ones",
         fallback="Write INSERT INTO cards (...) VALUES (...) for new rows and UPDATE cards SET ... WHERE ... for existing ones",
+        example="MERGE INTO cards USING (VALUES ('hola', 'hello')) AS s (f, b) ON cards.front_text = s.f WHEN MATCHED THEN UPDATE SET back_text = s.b",
     ),
     h(
         "writes",
@@ -154,6 +170,7 @@ ROWS: tuple[Habit, ...] = (
         at=2,
         reason="keep",
         fallback="Name the columns: INSERT INTO {2} ({required_columns}) VALUES (...)",
+        example="INSERT INTO cards VALUES ('q', 'a')",
     ),
     h(
         "writes",
@@ -164,6 +181,7 @@ ROWS: tuple[Habit, ...] = (
         fallback="Write INSERT INTO {2} ({required_columns}) VALUES (...)",
         at=2,
         reason="keep",
+        example="INSERT INTO cards SET front_text = 'la casa', back_text = 'the house'",
     ),
     h(
         "writes",
@@ -171,6 +189,7 @@ ROWS: tuple[Habit, ...] = (
         "DEFAULT VALUES is not supported: a new row needs its required columns.",
         "Write INSERT INTO {resource} ({required_columns}) VALUES (...)",
         reason="keep",
+        example="INSERT INTO cards DEFAULT VALUES",
     ),
     h(
         "writes",
@@ -178,18 +197,21 @@ ROWS: tuple[Habit, ...] = (
         "DELETE ... USING is not supported: a statement reads one resource.",
         "Look up the ids with a SELECT first, then DELETE FROM {resource} WHERE {id_column} IN ('<id>', ...)",
         at=3,
+        example="DELETE FROM cards USING review_events WHERE review_events.card_id = cards.card_id AND review_events.rating = 0",
     ),
     h(
         "writes",
         "truncate table? #word",
-        "TRUNCATE is not supported; rows are removed with DELETE ... WHERE (at most 100 per statement).",
+        "TRUNCATE is not supported; rows are removed with DELETE ... WHERE (at most {write_rows} per statement).",
         "Write DELETE FROM {3:resource_name} WHERE ... for the rows you mean, e.g. DELETE FROM {3:resource_name} WHERE {3:id_of} IN ('<id>', ...)",
+        example="TRUNCATE cards",
     ),
     h(
         "writes",
         "drop table|view if? exists? #word",
         "DROP is not supported: the resources are fixed; rows are removed with DELETE ... WHERE.",
         "To remove rows write DELETE FROM {5:resource_name} WHERE ..., e.g. DELETE FROM {5:resource_name} WHERE {5:id_of} IN ('<id>', ...)",
+        example="DROP TABLE decks",
     ),
     h(
         "writes",
@@ -197,12 +219,14 @@ ROWS: tuple[Habit, ...] = (
         "ALTER is not supported: the schema is fixed.",
         "Read the columns there are with {fix}",
         rewrite="DESCRIBE {3:resource_name}",
+        example="ALTER TABLE cards ADD COLUMN x int",
     ),
     h(
         "writes",
         "begin|start transaction|work|tran?",
         "Transaction control ({1:upper}) is not supported: a request with writes already runs as one atomic batch.",
         "Drop BEGIN and COMMIT and send the statements together as one batch, separated by ';'",
+        example="BEGIN",
     ),
     # Values in SET are literals: the whole new value, never an expression over the old one.
     h(
@@ -213,6 +237,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite="SELECT {id_column}, {3:column} FROM {resource} WHERE {where}",
         clauses="set",
         at=3,
+        example="UPDATE cards SET front_text = front_text + '?' WHERE card_id = '10e2c6a5-cc1d-452e-a6a2-2f435599954d'",
     ),
     h(
         "writes",
@@ -222,6 +247,7 @@ ROWS: tuple[Habit, ...] = (
         rewrite="SELECT {id_column}, {1:column} FROM {resource} WHERE {where}",
         clauses="set",
         at=2,
+        example="UPDATE cards SET front_text = UPPER(front_text) WHERE card_id = '10e2c6a5-cc1d-452e-a6a2-2f435599954d'",
     ),
     h(
         "writes",
@@ -230,6 +256,7 @@ ROWS: tuple[Habit, ...] = (
         "Write the value itself, e.g. SET {1} = 'the new text'",
         clauses="set",
         at=2,
+        example="UPDATE cards SET back_text = :answer WHERE card_id = '04da5c72-4974-4190-a468-80a78fe9dbb8'",
     ),
     h(
         "writes",
@@ -237,6 +264,7 @@ ROWS: tuple[Habit, ...] = (
         "Query parameters are not supported: the values are written into the statement.",
         "Write the values themselves, e.g. VALUES ('<front text>', '<back text>')",
         at=2,
+        example="INSERT INTO cards (front_text, back_text) VALUES (?, ?)",
     ),
     # SQL Server's OUTPUT is RETURNING at the end.
     h(
@@ -245,6 +273,7 @@ ROWS: tuple[Habit, ...] = (
         "OUTPUT is SQL Server's; the written rows come back with RETURNING at the end of the statement.",
         "Write {fix}",
         rewrite="{before}{after} RETURNING {4}",
+        example="INSERT INTO cards (front_text, back_text) OUTPUT INSERTED.card_id VALUES ('el libro', 'the book')",
     ),
     h(
         "writes",
@@ -254,6 +283,7 @@ ROWS: tuple[Habit, ...] = (
         replace="VALUES (",
         clauses="into",
         reason="syntax_error",
+        example="INSERT INTO cards (front_text, back_text) VALUE ('el vino', 'the wine')",
     ),
     h(
         "writes",
@@ -263,6 +293,7 @@ ROWS: tuple[Habit, ...] = (
         replace="INSERT INTO {2} (",
         at=1,
         reason="syntax_error",
+        example="INSERT cards (front_text, back_text) VALUES ('la playa', 'the beach')",
     ),
     h(
         "writes",
@@ -272,6 +303,7 @@ ROWS: tuple[Habit, ...] = (
         replace="DELETE FROM {2} WHERE",
         at=1,
         reason="keep",
+        example="DELETE cards WHERE reps = 0",
     ),
     h(
         "writes",
@@ -281,6 +313,7 @@ ROWS: tuple[Habit, ...] = (
         replace="UPDATE {2} SET {3} =",
         at=2,
         reason="keep",
+        example="UPDATE cards   back_text = 'ir' WHERE front_text = 'to go'",
     ),
     h(
         "writes",
@@ -290,6 +323,7 @@ ROWS: tuple[Habit, ...] = (
         replace="UPDATE",
         at=1,
         reason="keep",
+        example="UPDATE LOW_PRIORITY cards SET effort_level = 'fast' WHERE card_id = '0750cf53-533e-415b-8b98-5f0a39db72fb'",
     ),
     h(
         "writes",
@@ -299,5 +333,6 @@ ROWS: tuple[Habit, ...] = (
         rewrite="{before}",
         clauses="returning",
         reason="keep",
+        example="INSERT INTO cards (front_text, back_text) VALUES ('el cielo', 'the sky') RETURNING card_id INTO new_id",
     ),
 )

@@ -21,16 +21,27 @@ _DEFAULT_HINTS: dict[str, str] = {
     "not_sortable": "Sort on a different column; DESCRIBE shows which columns are sortable.",
     "type_mismatch": "Use a literal of the column's type; DESCRIBE shows each column's type.",
     "invalid_value": "Use one of the values the column allows; DESCRIBE shows allowed_values.",
-    "missing_where": "Add a WHERE naming the rows (at most 100 per statement), e.g. WHERE card_id IN ('<id>', ...); for every row, read the ids a page at a time (SELECT card_id FROM cards LIMIT 100) and name them.",
+    "missing_where": "Add a WHERE naming the rows (at most {MAX_ROWS_PER_WRITE} per statement), e.g. WHERE card_id IN ('<id>', ...); for every row, read the ids a page at a time (SELECT card_id FROM cards LIMIT {MAX_ROWS_PER_SELECT}) and name them.",
     "empty_statement": "Remove the empty statement; separate statements with a single ';'.",
-    "too_many_rows": "Narrow the WHERE clause or work in pages of at most 100 rows, e.g. by card_id.",
-    "too_many_statements": "Send at most 50 statements per request; split the batch.",
-    "too_long": "Send a shorter sql string (at most 65,536 bytes); split the work into several requests.",
+    "too_many_rows": "Narrow the WHERE clause or work in pages of at most {MAX_ROWS_PER_WRITE} rows, e.g. by card_id.",
+    "too_many_statements": "Send at most {MAX_STATEMENTS} statements per request; split the batch.",
+    "too_long": "Send a shorter sql string (at most {MAX_SQL_BYTES:,} bytes); split the work into several requests.",
     "too_deep": "Remove redundant parentheses or split the condition into several queries.",
     "too_complex": "Split the condition into several queries with fewer predicates or IN values.",
     "wrong_endpoint": "Send reads to /v1/agent/sql/query and writes to /v1/agent/sql/execute.",
-    "limit_out_of_range": "Use LIMIT with a whole number from 1 to 100 and OFFSET with a whole number from 0.",
+    "limit_out_of_range": "Use LIMIT with a whole number from 1 to {MAX_ROWS_PER_SELECT} and OFFSET with a whole number from 0.",
 }
+
+
+def default_hint(reason: str) -> str:
+    """The hint for ``reason`` when the raise site has none, with the configured limits
+    (dsl.md §8, ``dsl_settings``) written in: a hint never names another limit than the message."""
+    template = _DEFAULT_HINTS.get(reason, "")
+    if "{" not in template:
+        return template
+    from dsl.settings import DEFAULTS, dsl_settings
+
+    return template.format(**{key: getattr(dsl_settings, key) for key in DEFAULTS})
 
 
 class DslError(Exception):
@@ -51,7 +62,7 @@ class DslError(Exception):
         self.code = code
         self.reason = reason
         self.base_message = message
-        self.hint = hint if hint is not None else _DEFAULT_HINTS.get(reason, "")
+        self.hint = hint if hint is not None else default_hint(reason)
         self.offset = offset
         self.suggestions = list(suggestions)
         self.statement_index = statement_index

@@ -34,6 +34,7 @@ from dsl.language.syntax_errors import (
     unknown_function,
     unsupported,
 )
+from dsl.settings import dsl_settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -737,7 +738,12 @@ class _Grammar:
             shown = str(value) if len(str(value)) <= 40 else str(value)[:37] + "..."
             raise error(
                 f"{keyword} {shown} is out of range: {keyword} takes a whole number from {minimum}"
-                + (" (values above 100 are lowered to 100)." if keyword == "LIMIT" else "."),
+                + (
+                    f" (values above {dsl_settings.MAX_ROWS_PER_SELECT} are lowered to "
+                    f"{dsl_settings.MAX_ROWS_PER_SELECT})."
+                    if keyword == "LIMIT"
+                    else "."
+                ),
                 "limit_out_of_range",
                 offset=literal.span[0],
                 hint="Write e.g. LIMIT 20 OFFSET 40.",
@@ -855,6 +861,8 @@ def parse_batch(sql: str, limits: Limits = DEFAULT_LIMITS) -> ast.Batch:
             f"The sql is longer than {limits.max_sql_bytes:,} bytes.",
             "too_long",
             offset=None,
+            hint=f"Send a shorter sql string (at most {limits.max_sql_bytes:,} bytes); split the "
+            "work into several requests.",
         )
     surrogate = _LONE_SURROGATE.search(sql)
     if surrogate is not None:
@@ -885,6 +893,7 @@ def parse_batch(sql: str, limits: Limits = DEFAULT_LIMITS) -> ast.Batch:
             f"The sql holds {len(groups)} statements; at most {limits.max_statements} are allowed.",
             "too_many_statements",
             offset=extra[0].lexpos,
+            hint=f"Send at most {limits.max_statements} statements per request; split the batch.",
         )
 
     is_batch = len(groups) > 1

@@ -67,6 +67,7 @@ from dsl.schema import (
     Resource,
     get_resource,
 )
+from dsl.settings import dsl_settings
 
 # Errors ----------------------------------------------------------------------------------------
 
@@ -296,13 +297,32 @@ def _mismatch(info: _TermInfo, node: ast.Node, why: str | None = None) -> DslErr
             f"Compare {info.name} with {_article(info.type)} {info.type} literal, "
             f"e.g. {info.name} = {_example(info.type, info.allowed)}.",
         )
+    example = _example(info.type, info.allowed)
+    if info.type == "boolean":
+        example = _meant_boolean(node)
+    one_of = ""
+    if info.allowed:  # an enum: every allowed value, always (dsl.md §6.1)
+        one_of = " (one of " + ", ".join(f"'{v}'" for v in info.allowed) + ")"
     return _fail(
         f"{shown} does not fit {info.name}, which is {info.type}{detail}.",
         "type_mismatch",
         node,
-        f"Use {_article(info.type)} {info.type} literal, "
-        f"e.g. {info.name} = {_example(info.type, info.allowed)}.",
+        f"Use {_article(info.type)} {info.type} literal{one_of}, e.g. {info.name} = {example}.",
     )
+
+
+_FALSE_SPELLINGS = frozenset({"0", "false", "f", "no", "n", "off"})
+_TRUE_SPELLINGS = frozenset({"1", "true", "t", "yes", "y", "on"})
+
+
+def _meant_boolean(node: ast.Node) -> str:
+    """The boolean the caller meant by ``0``, ``'false'``, ``'no'``… (TRUE when it is unclear)."""
+    text = None
+    if isinstance(node, ast.NumberLit):
+        text = str(node.value)
+    elif isinstance(node, ast.StringLit):
+        text = node.value.strip().lower()
+    return "FALSE" if text in _FALSE_SPELLINGS else "TRUE"
 
 
 def _bad_enum(info: _TermInfo, node: ast.StringLit) -> DslError:
@@ -1227,7 +1247,7 @@ def _where_required(stmt: ast.Update | ast.Delete, verb: str) -> ast.Condition:
             f"{verb} needs a WHERE clause.",
             "missing_where",
             stmt,
-            f"Add a WHERE naming the rows (at most 100 per statement), e.g. {verb} "
+            f"Add a WHERE naming the rows (at most {dsl_settings.MAX_ROWS_PER_WRITE} per statement), e.g. {verb} "
             f"{stmt.resource} ... WHERE {_id_example(stmt.resource)}; for every row, read the ids "
             "a page at a time with SELECT and name them.",
         )

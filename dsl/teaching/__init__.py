@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 
 from dsl.habits import Habit
@@ -42,6 +43,19 @@ from dsl.teaching.rewrites import (
 from dsl.teaching.statement import _failed_statement, _Statement
 
 logger = logging.getLogger(__name__)
+
+STRICT = False
+"""When True (the test suite sets it, config/test_settings.py), an exception while explaining is
+raised instead of logged: a misspelt template field or a broken filter fails the test that reaches
+it instead of silently disabling its row."""
+
+_trace = threading.local()
+
+
+def last_row() -> Habit | None:
+    """The habit row that explained the last error taught on this thread (tests read it to prove
+    a row's example reaches that row)."""
+    return getattr(_trace, "habit", None)
 
 
 # Reasons whose statement text can hold a foreign construct worth explaining; the others (limits,
@@ -73,16 +87,25 @@ def teach(error: DslError, sql: str, limits: Limits = DEFAULT_LIMITS) -> DslErro
     if error.reason not in _TEACHABLE or not isinstance(sql, str):
         return error
     _budget.deadline = time.monotonic() + _TEACHING_SECONDS
+    _trace.habit = None
     try:
         taught = _teach(error, sql, limits)
         _budget.deadline = None  # the last check below must run whatever the time spent
         taught.hint = _verified_hint(taught.hint, limits)
         return taught
     except Exception:
+        if STRICT or _strict_setting():
+            raise
         logger.exception("dsl.teaching could not explain %s", error.reason)
         return error
     finally:
         _budget.deadline = None
+
+
+def _strict_setting() -> bool:
+    from django.conf import settings
+
+    return bool(getattr(settings, "DSL_TEACHING_STRICT", False))
 
 
 _SHOWN = re.compile(
@@ -118,6 +141,7 @@ def _teach(error: DslError, sql: str, limits: Limits) -> DslError:
     if found is None:  # no row can say more than the error itself
         return _with_correction(error, sql, stmt, base, limits)
     habit = found.habit
+    _trace.habit = habit
     reason, offset = _classified(error, habit, base + found.offset(stmt))
     # A validation error kept as it was keeps its message too (it names the column, its type
     # and what it holds); the row's own explanation goes first in the hint.
@@ -127,7 +151,11 @@ def _teach(error: DslError, sql: str, limits: Limits) -> DslError:
     )
     advice = None
     rewrites = bool(habit.replace or habit.rewrite)
-    if corrected is not None or fragment is not None or not rewrites:
+    # An advice naming {fix} needs a fix: without one (a row with no rewrite) the fallback is
+    # the hint, never "first , then ..." with the fix left empty.
+    if (corrected is not None or fragment is not None or not rewrites) and (
+        fragment is not None or "{fix}" not in habit.advice
+    ):
         advice = _format(habit.advice, found, stmt, fix=fragment or "")
     if advice is None and habit.fallback:
         advice = _format(habit.fallback, found, stmt, fix="")

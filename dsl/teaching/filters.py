@@ -10,13 +10,20 @@ from dsl import habits
 from dsl.schema import get_resource
 
 
+class TemplateError(LookupError):
+    """A template names a field or filter that does not exist: a bug in the row, never caught
+    while rendering (a row that cannot render must fail its test, not go quiet)."""
+
+
 class _Text(str):
     """A string with the format filters habit templates use, e.g. ``{2[0]:unit}``."""
 
     def __format__(self, spec: str) -> str:
         value = str(self)
         for name in filter(None, spec.split("|")):
-            value = _FILTERS[name](value)
+            if name not in FILTERS:
+                raise TemplateError(f"unknown template filter :{name}")
+            value = FILTERS[name](value)
         return value
 
 
@@ -393,7 +400,8 @@ def _id_of(text: str) -> str:
     return resource.id_column
 
 
-_FILTERS: dict[str, Callable[[str], str]] = {
+FILTERS: dict[str, Callable[[str], str]] = {
+    # The one registry of template filters: {2[0]:unit} calls FILTERS['unit'].
     "unit": _unit,
     "number": _number,
     "interval": _interval,

@@ -16,7 +16,8 @@ from dsl.language.lexer import tokenize
 from dsl.language.parser import DEFAULT_LIMITS, Limits, parse_batch
 from dsl.language.validator import validate_batch
 from dsl.schema import get_resource
-from dsl.teaching.filters import _column, _quote, _Text
+from dsl.settings import dsl_settings
+from dsl.teaching.filters import TemplateError, _column, _quote, _Text
 from dsl.teaching.matching import _Capture, _Found, _found_here
 from dsl.teaching.shapes import (
     _SHAPE_FIELDS,
@@ -38,6 +39,25 @@ from dsl.teaching.statement import (
 _CORRECTION_ROUNDS = 8
 
 
+_STATEMENT_FIELDS = frozenset(
+    {
+        "resource", "id_column", "named_resource", "where", "kind_upper", "required_columns",
+        "today", "tomorrow", "order_column", "from_order", "page_rows", "write_rows",
+    }
+)  # fmt: skip
+_MATCH_FIELDS = frozenset(
+    {
+        "truncated_now", "date_column", "upsert_lookup", "reordered", "group_keys",
+        "item_as_argument", "month_range", "shifted_literal", "subsets", "alternatives",
+        "select_item", "ungrouped", "insert_without", "column_default", "without_item",
+        "any_like", "alias", "after_explain", "moved_to_where", "before", "after", "column", "op",
+    }
+)  # fmt: skip
+FIELDS = _STATEMENT_FIELDS | _MATCH_FIELDS | _SHAPE_FIELDS | {"fix"}
+"""Every named template field (``{resource}``, ``{fix}``…): a name outside this set is a bug in a
+row, raised as ``TemplateError`` (tests/dsl/test_habit_examples.py checks every row statically)."""
+
+
 class _Context(dict):
     """Template variables: the captures by position, plus names computed on first use."""
 
@@ -47,6 +67,8 @@ class _Context(dict):
         self.found = found
 
     def __missing__(self, key: str) -> Any:
+        if key not in FIELDS:
+            raise TemplateError(f"unknown template field {{{key}}}")
         value = self._compute(key)
         if value is None:
             raise KeyError(key)
@@ -76,6 +98,10 @@ class _Context(dict):
         if key in ("today", "tomorrow"):
             day = datetime.now(UTC).date() + timedelta(days=key == "tomorrow")
             return f"'{day.isoformat()}'"
+        if key == "page_rows":  # the configured limits (dsl.md §8), as the messages say them
+            return str(dsl_settings.MAX_ROWS_PER_SELECT)
+        if key == "write_rows":
+            return str(dsl_settings.MAX_ROWS_PER_WRITE)
         if key == "order_column":
             return stmt.order_column()
         if key == "from_order":
@@ -234,6 +260,8 @@ def _format(template: str, found: _Found, stmt: _Statement, **extra: str) -> str
     mapping = _Positional(found.captures, context, whole)
     try:
         return _ONE_UNIT.sub(r"'\1 \2'", _tidy(_format_map(template, mapping)))
+    except TemplateError:
+        raise
     except (KeyError, IndexError, ValueError, AttributeError):
         return None
 

@@ -2,7 +2,7 @@
 on the wall clock of its IANA time zone (so a day may last 23 or 25 hours across a DST change).
 
 FSRS never reads it: the scheduler counts elapsed time as the reference scheduler does
-(``fsrs``); the learning day is what statistics and "today" mean (dsl.md §6.4)."""
+(``fsrs``); the learning day is what statistics and "today" mean (dsl.md §6.1, §6.2; domain.md §1)."""
 
 from __future__ import annotations
 
