@@ -96,3 +96,9 @@ def _reload_on_change(*, setting: str, **kwargs: object) -> None:
 
 
 setting_changed.connect(_reload_on_change)
+
+
+def teaching_is_strict() -> bool:
+    """``DSL_TEACHING_STRICT``: a habit row that fails to render raises instead of leaving the
+    plain error (the test suite turns it on; production logs the failure and answers)."""
+    return bool(getattr(settings, "DSL_TEACHING_STRICT", False))

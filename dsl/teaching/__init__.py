@@ -30,6 +30,7 @@ from dsl.language.errors import DslError
 from dsl.language.lexer import tokenize
 from dsl.language.parser import DEFAULT_LIMITS, Limits, parse_batch
 from dsl.language.validator import validate_batch
+from dsl.settings import teaching_is_strict
 from dsl.teaching.matching import _Found, _found_here
 from dsl.teaching.rewrites import (
     _TEACHING_SECONDS,
@@ -94,18 +95,12 @@ def teach(error: DslError, sql: str, limits: Limits = DEFAULT_LIMITS) -> DslErro
         taught.hint = _verified_hint(taught.hint, limits)
         return taught
     except Exception:
-        if STRICT or _strict_setting():
+        if STRICT or teaching_is_strict():
             raise
         logger.exception("dsl.teaching could not explain %s", error.reason)
         return error
     finally:
         _budget.deadline = None
-
-
-def _strict_setting() -> bool:
-    from django.conf import settings
-
-    return bool(getattr(settings, "DSL_TEACHING_STRICT", False))
 
 
 _SHOWN = re.compile(
