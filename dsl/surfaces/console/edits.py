@@ -91,7 +91,12 @@ def missing_semicolon(sql: str, offset: int) -> str | None:
     a second statement written without one (not a subquery); None otherwise."""
     tokens = [t for t in tokenize(sql) if t.type != "COMMENT"]
     for index, token in enumerate(tokens):
-        if token.lexpos == offset and token.type in STATEMENT_STARTS and index > 0:
+        if token.lexpos != offset:
+            continue
+        if token.type not in STATEMENT_STARTS and index > 0:
+            # SHOW TABLES, DESCRIBE x: the parser may point at the word after the keyword.
+            index -= 1
+        if tokens[index].type in STATEMENT_STARTS and index > 0:
             before = tokens[index - 1]
             if before.type in ("LPAREN", "SEMI"):
                 return None
