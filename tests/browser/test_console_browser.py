@@ -5,13 +5,10 @@ the console without JavaScript, the browsable API's form and Swagger UI with no 
 
 from __future__ import annotations
 
-import re
-from io import StringIO
 from urllib.parse import urlparse
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
 
 from flashcards import services
 from tests.factories import make_card
@@ -21,18 +18,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 GOOD = "SELECT front_text, tags FROM cards ORDER BY front_text LIMIT 5"
 WRONG = "SELECT fron_text FROM cards ORDER BY front_text LIMIT 3"
 FIXED = "SELECT front_text FROM cards ORDER BY front_text LIMIT 3"
-
-
-@pytest.fixture
-def demo_login(settings) -> tuple[str, str]:
-    """Seed the demo as `make run` does and read the login it prints."""
-    settings.DEBUG = True
-    out = StringIO()
-    call_command("seed_demo", "--print-login", stdout=out)
-    settings.DEBUG = False
-    match = re.search(r"^Login: (\S+) / (\S+)$", out.getvalue(), re.M)
-    assert match, out.getvalue()
-    return match[1], match[2]
 
 
 @pytest.fixture

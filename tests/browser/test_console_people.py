@@ -13,7 +13,7 @@ from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 
 from flashcards.models import ApiKey, Card
-from tests.browser.test_console_browser import demo_login, log_in, table_column  # noqa: F401
+from tests.browser.test_console_browser import log_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
