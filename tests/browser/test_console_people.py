@@ -236,3 +236,28 @@ def test_the_typed_statement_survives_an_expired_session(
     page.click("[type=submit]")
     page.wait_for_selector("#sql")
     assert page.input_value("#sql") == statement
+
+
+def test_the_import_form_names_the_header_columns_and_the_tag_separator(
+    browse, live_server_url, demo_login
+):
+    page = browse(390)
+    log_in(page, live_server_url, *demo_login)
+    page.goto(f"{live_server_url}/console/import")
+    help_text = page.inner_text("#import-help")
+    for column in ("front_text", "back_text", "tags", "effort_level"):
+        assert column in help_text
+    assert "separated by ;" in help_text and "math;arithmetic" in help_text
+    assert page_width(page) <= 390
+
+
+def test_the_browsable_api_shows_no_uuid_error_under_a_blank_field(
+    browse, live_server_url, demo_login
+):
+    page = browse()
+    log_in(page, live_server_url, *demo_login)
+    page.goto(f"{live_server_url}/v1/agent/sql")
+    page.fill("form textarea[name=sql]", "SELECT front_text FROM cards LIMIT 1")
+    page.click("form button:has-text('POST')")
+    page.wait_for_selector(".response-info:has-text('HTTP 200 OK')")
+    assert "Must be a valid UUID" not in page.content()
