@@ -158,9 +158,11 @@ def test_results_are_readable_at_1280_and_390(browse, live_server_url, demo_logi
         assert page_width(page) <= width
         doc_shot(page, f"console-{width}")
         run(page, "DESCRIBE cards")
+        page.wait_for_selector("table.rows th:has-text('column_name')")
         types = page.locator("table.rows tbody tr td:nth-child(2)").all_inner_texts()
         assert "string" in types and "strin g" not in " ".join(types)
         run(page, "SELECT fron_text FROM cards WHERE effort_level = 'fast' ORDER BY created_at")
+        page.wait_for_selector(".error-box pre.marker")
         assert page_width(page) <= width
         if width == 390:
             doc_shot(page, "console-error-390")
