@@ -87,7 +87,12 @@ def _submitted(request: Request) -> dict[str, Any] | None:
     except ParseError:
         return None
     if hasattr(data, "getlist"):
-        return {key: data.get(key) for key in ("sql", "dry_run", "workspace_id") if key in data}
+        # A blank optional field was left empty, not sent wrong: the form shows no error under it.
+        return {
+            key: data.get(key)
+            for key in ("sql", "dry_run", "workspace_id")
+            if key in data and not (key == "workspace_id" and not data.get(key))
+        }
     return data if isinstance(data, dict) else None
 
 

@@ -11,7 +11,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods
 
 from flashcards.models import ApiKey, Workspace
 from flashcards.services import (
@@ -23,6 +23,9 @@ from flashcards.services import (
 )
 
 DEFAULT_LABEL = "agent"
+# The plaintext of a key just created waits here for the GET after the redirect (post/redirect/get:
+# a reload never creates a second key); that GET shows it once and drops it.
+SESSION_NEW_KEY = "api_keys_new_key"
 
 
 class NewKeyForm(forms.Form):
@@ -67,7 +70,12 @@ def _page(
 def api_keys(request: HttpRequest) -> HttpResponse:
     workspaces = _workspaces(request.user)
     if request.method == "GET":
-        return _page(request, NewKeyForm(workspaces=workspaces))
+        shown = request.session.pop(SESSION_NEW_KEY, None)
+        new_key = None
+        if shown:
+            found = ApiKey.objects.filter(user=request.user, key_id=shown["key_id"]).first()
+            new_key = (found, shown["plaintext"]) if found else None
+        return _page(request, NewKeyForm(workspaces=workspaces), new_key=new_key)
     form = NewKeyForm(request.POST, workspaces=workspaces)
     if not form.is_valid():
         return _page(request, form)
@@ -78,13 +86,18 @@ def api_keys(request: HttpRequest) -> HttpResponse:
     except DomainError as exc:
         form.add_error(exc.field if exc.field in form.fields else None, exc.message)
         return _page(request, form)
-    return _page(request, NewKeyForm(workspaces=workspaces), new_key=new_key)
+    api_key, plaintext = new_key
+    request.session[SESSION_NEW_KEY] = {"key_id": api_key.key_id, "plaintext": plaintext}
+    return redirect("account-api-keys")
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def revoke_key(request: HttpRequest, key_id: str) -> HttpResponse:
+    """GET asks to confirm (works without JavaScript); POST revokes."""
     api_key = get_object_or_404(ApiKey, user=request.user, key_id=key_id)
+    if request.method == "GET":
+        return render(request, "flashcards/api_key_revoke.html", {"key": api_key})
     revoke_api_key(api_key)
     messages.success(request, f"Key {api_key.key_id} ({api_key.label}) is revoked.")
     return redirect("account-api-keys")

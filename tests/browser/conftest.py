@@ -7,12 +7,15 @@ Without chromium (or Playwright) the tests skip with the reason, unless REQUIRE_
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.management import call_command
 
 from tests.flashcards.api.conftest import live_server_url  # noqa: F401  (fixture)
 
@@ -82,3 +85,15 @@ def screenshot() -> object:
         return target
 
     return take
+
+
+@pytest.fixture
+def demo_login(settings) -> tuple[str, str]:
+    """Seed the demo as `make run` does and read the login it prints."""
+    settings.DEBUG = True
+    out = StringIO()
+    call_command("seed_demo", "--print-login", stdout=out)
+    settings.DEBUG = False
+    match = re.search(r"^Login: (\S+) / (\S+)$", out.getvalue(), re.M)
+    assert match, out.getvalue()
+    return match[1], match[2]

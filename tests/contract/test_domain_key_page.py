@@ -43,7 +43,10 @@ def test_a_user_creates_a_key_that_is_shown_once_and_works(browser):
     page = browser.get(PAGE)
     assert page.status_code == 200
     [personal] = workspace_choices(page.content.decode())
-    response = browser.post(PAGE, {"label": "my laptop", "workspace": personal})
+    # Post/redirect/get: the key is shown on the GET the POST redirects to, and only there.
+    posted = browser.post(PAGE, {"label": "my laptop", "workspace": personal})
+    assert posted.status_code == 302 and posted["Location"] == PAGE
+    response = browser.get(PAGE)
     assert response.status_code == 200
     assert response["Cache-Control"] == "no-store"
     [key] = KEY.findall(response.content.decode())
@@ -63,7 +66,7 @@ def test_the_key_can_target_any_of_the_users_workspaces(browser):
         client_with(cli_key).post("/v1/agent/workspaces", {"name": "Second"}, format="json")
     )["workspace"]["workspace_id"]
     assert second in workspace_choices(browser.get(PAGE).content.decode())
-    response = browser.post(PAGE, {"label": "second", "workspace": second})
+    response = browser.post(PAGE, {"label": "second", "workspace": second}, follow=True)
     [key] = KEY.findall(response.content.decode())
     assert ok(client_with(key).get("/v1/agent/me"))["workspace"]["workspace_id"] == second
 
@@ -89,7 +92,7 @@ def test_a_label_outside_1_to_120_characters_is_refused(browser, label):
 def test_a_user_revokes_their_key_and_it_fails_with_401(browser):
     [personal] = workspace_choices(browser.get(PAGE).content.decode())
     [key] = KEY.findall(
-        browser.post(PAGE, {"label": "temp", "workspace": personal}).content.decode()
+        browser.post(PAGE, {"label": "temp", "workspace": personal}, follow=True).content.decode()
     )
     key_id = key.split("_")[1]
     response = browser.post(f"{PAGE}{key_id}/revoke")
@@ -107,8 +110,11 @@ def test_another_users_key_cannot_be_revoked(browser):
 
 def test_revoking_needs_a_post(browser):
     [personal] = workspace_choices(browser.get(PAGE).content.decode())
-    [key] = KEY.findall(browser.post(PAGE, {"label": "k", "workspace": personal}).content.decode())
-    assert browser.get(f"{PAGE}{key.split('_')[1]}/revoke").status_code == 405
+    posted = browser.post(PAGE, {"label": "k", "workspace": personal}, follow=True)
+    [key] = KEY.findall(posted.content.decode())
+    # A GET only asks for confirmation (a form that POSTs); the key keeps working.
+    confirm = browser.get(f"{PAGE}{key.split('_')[1]}/revoke")
+    assert confirm.status_code == 200 and 'method="post"' in confirm.content.decode()
     ok(client_with(key).get("/v1/agent/me"))
 
 

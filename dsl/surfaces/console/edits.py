@@ -73,11 +73,35 @@ def apply_suggestion(sql: str, offset: int, suggestion: str) -> str:
     (nothing to replace) the suggestion is appended."""
     for token in tokenize(sql):
         if token.lexpos <= offset < token.end:
+            if token.type == "STRING":
+                # A value suggestion replaces a string literal: it stays one.
+                suggestion = "'" + suggestion.replace("'", "''") + "'"
             return sql[: token.lexpos] + suggestion + sql[token.end :]
     if offset >= len(sql.rstrip()):
         return sql.rstrip() + " " + suggestion
     # Whitespace at the offset: the suggestion goes in as a word of its own.
     return sql[:offset] + suggestion + " " + sql[offset:]
+
+
+STATEMENT_STARTS = frozenset({"SELECT", "SHOW", "DESCRIBE", "INSERT", "UPDATE", "DELETE"})
+
+
+def missing_semicolon(sql: str, offset: int) -> str | None:
+    """``sql`` with a ``;`` put before the statement keyword at ``offset`` when the error there is
+    a second statement written without one (not a subquery); None otherwise."""
+    tokens = [t for t in tokenize(sql) if t.type != "COMMENT"]
+    for index, token in enumerate(tokens):
+        if token.lexpos != offset:
+            continue
+        if token.type not in STATEMENT_STARTS and index > 0:
+            # SHOW TABLES, DESCRIBE x: the parser may point at the word after the keyword.
+            index -= 1
+        if tokens[index].type in STATEMENT_STARTS and index > 0:
+            before = tokens[index - 1]
+            if before.type in ("LPAREN", "SEMI"):
+                return None
+            return sql[: before.end] + ";" + sql[before.end :]
+    return None
 
 
 def marker_at(sql: str, offset: int) -> Marker:

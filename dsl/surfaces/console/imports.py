@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from dsl.surfaces.console.views import _default_workspace_id, _workspaces
+from flashcards.interchange.delimited import KNOWN
 from flashcards.interchange.errors import ImportRejected
 from flashcards.interchange.run import FORMATS, import_file, parse_field_mapping
 from flashcards.services import NotFoundError, get_member_workspace
@@ -88,6 +89,7 @@ def console_import(request: HttpRequest) -> HttpResponse:
         "workspaces": workspaces,
         "workspace_id": workspace_id,
         "formats": FORMATS,
+        "header_columns": KNOWN,
         "exports": export_links(workspace_id),
     }
     status = 200

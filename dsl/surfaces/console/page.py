@@ -11,7 +11,13 @@ from django.contrib.auth.base_user import AbstractBaseUser
 
 from dsl.models import QueryLog
 from dsl.schema import RESOURCES
-from dsl.surfaces.console.edits import Marker, apply_suggestion, marker_at, page_statement
+from dsl.surfaces.console.edits import (
+    Marker,
+    apply_suggestion,
+    marker_at,
+    missing_semicolon,
+    page_statement,
+)
 from dsl.surfaces.reference import HEADLINE_EXAMPLES
 from flashcards.models import Workspace
 
@@ -28,6 +34,7 @@ class ConsoleRun:
     sql: str
     status_code: int
     body: dict[str, Any]
+    elapsed_ms: float = 0.0
 
 
 @dataclass
@@ -126,6 +133,16 @@ def _tables(sql: str, data: dict[str, Any]) -> list[ResultTable]:
     return [_with_paging(_table(data, title), sql, data)]
 
 
+# The envelope's instructions speak to agents ("retry the same endpoint", "data.statements"):
+# people get this wording instead.
+HUMAN_ERROR_INSTRUCTIONS = "Nothing was written. Fix the statement and press Run again."
+HUMAN_DRY_RUN = "Dry run: nothing was written. Clear Dry run and press Run to apply it."
+MISSING_SEMICOLON = "Two statements need a ; between them."
+MISSING_SEMICOLON_HINT = (
+    "End each statement with ; — the console runs them in order, all or nothing."
+)
+
+
 def _error(sql: str, body: dict[str, Any]) -> ConsoleError:
     error = body.get("error") or {}
     details = error.get("details") or {}
@@ -133,18 +150,23 @@ def _error(sql: str, body: dict[str, Any]) -> ConsoleError:
     offset = position.get("offset")
     suggestions = [s for s in details.get("suggestions") or [] if isinstance(s, str)]
     has_offset = isinstance(offset, int)
+    message = str(error.get("message", ""))
+    hint = str(details.get("hint") or "")
     fixes = [Fix(s, apply_suggestion(sql, offset, s)) for s in suggestions] if has_offset else []
     corrected = details.get("correctedSql")
+    split = missing_semicolon(sql, offset) if has_offset else None
+    if split is not None:
+        message, hint, fixes, corrected = MISSING_SEMICOLON, MISSING_SEMICOLON_HINT, [], split
     if not isinstance(corrected, str) or corrected in {fix.sql for fix in fixes}:
         corrected = None
     return ConsoleError(
         code=str(error.get("code", "")),
-        message=str(error.get("message", "")),
-        hint=str(details.get("hint") or ""),
+        message=message,
+        hint=hint,
         fixes=fixes,
         marker=marker_at(sql, offset) if has_offset else None,
         offset=offset if has_offset else None,
-        instructions=str(body.get("instructions", "")),
+        instructions=HUMAN_ERROR_INSTRUCTIONS,
         corrected_sql=corrected,
     )
 
@@ -153,6 +175,7 @@ def run_context(run: ConsoleRun, *, workspace_id: str, dry_run: bool) -> dict[st
     body = run.body
     context: dict[str, Any] = {
         "sql": run.sql,
+        "elapsed_ms": run.elapsed_ms,
         "workspace_id": workspace_id,
         "dry_run": dry_run,
         "ran": True,
@@ -162,25 +185,27 @@ def run_context(run: ConsoleRun, *, workspace_id: str, dry_run: bool) -> dict[st
     if body.get("ok"):
         data = body.get("data") or {}
         context["tables"] = _tables(run.sql, data)
-        context["instructions"] = body.get("instructions", "")
         context["warnings"] = list(data.get("warnings") or [])
         context["dry_run_applied"] = bool(data.get("dryRun"))
+        context["instructions"] = HUMAN_DRY_RUN if context["dry_run_applied"] else ""
     else:
         context["error"] = _error(run.sql, body)
     return context
 
 
-def history(user: AbstractBaseUser) -> list[dict[str, Any]]:
-    """The user's last distinct statements from the query log, newest first."""
+def history(user: AbstractBaseUser, just_run: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The user's last distinct statements from the query log, newest first. ``just_run`` (the
+    statement of this request) comes first: the log is written off the request path, so its row
+    may not be there yet."""
     seen: set[str] = set()
     entries: list[dict[str, Any]] = []
     rows = (
         QueryLog.objects.filter(user=user)
         .exclude(sql="")
         .order_by("-created_at", "-id")
-        .values("sql", "workspace_id", "outcome", "created_at")[:HISTORY_SCAN]
+        .values("sql", "workspace_id", "outcome", "created_at", "dry_run")[:HISTORY_SCAN]
     )
-    for row in rows:
+    for row in [just_run, *rows] if just_run and just_run["sql"] else rows:
         if row["sql"] in seen:
             continue
         seen.add(row["sql"])

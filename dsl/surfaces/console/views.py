@@ -7,10 +7,15 @@ the sidebar link to it). dsl/static/dsl/console.js only enhances the same forms.
 
 from __future__ import annotations
 
+import time
+
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import urlencode
 from django.views.decorators.http import require_http_methods
 
 from dsl.runtime.querylog import log_failure
@@ -54,6 +59,7 @@ def _run(request: HttpRequest, sql: str, workspace_id: str, dry_run: bool) -> Co
         log_failure(request, surface="console", body=body, status_code=404, sql=sql)
         return ConsoleRun(sql=sql, status_code=404, body=body)
     request.session[SESSION_WORKSPACE] = str(workspace.pk)
+    started = time.perf_counter()
     outcome = run_sql(
         sql=sql,
         workspace=workspace,
@@ -65,25 +71,49 @@ def _run(request: HttpRequest, sql: str, workspace_id: str, dry_run: bool) -> Co
         request_id=request_id_of(request),
         docs=docs_for(request),
     )
-    return ConsoleRun(sql=sql, status_code=outcome.status_code, body=outcome.body)
+    elapsed = (time.perf_counter() - started) * 1000
+    return ConsoleRun(sql, outcome.status_code, outcome.body, elapsed)
 
 
-@login_required
+def normalize_newlines(sql: str) -> str:
+    """Browsers send a textarea's lines with CRLF, while the textarea itself (and the caret's
+    column) counts LF: the console runs the LF text so every offset means the same in both."""
+    return sql.replace("\r\n", "\n").replace("\r", "\n")
+
+
 @require_http_methods(["GET", "HEAD", "POST"])
 def console(request: HttpRequest) -> HttpResponse:
+    if not request.user.is_authenticated:
+        # A session that expired keeps the typed statement: it comes back in the form after login.
+        target = reverse("console")
+        if request.method == "POST" and request.POST.get("sql"):
+            target += "?" + urlencode({"sql": normalize_newlines(request.POST["sql"])})
+        return redirect_to_login(target)
+    return _console(request)
+
+
+def _console(request: HttpRequest) -> HttpResponse:
     workspaces = _workspaces(request.user)
+    just_run = None
     if request.method == "POST":
-        sql = request.POST.get("sql", "")
+        sql = normalize_newlines(request.POST.get("sql", ""))
         workspace_id = request.POST.get("workspace_id") or _default_workspace_id(
             request, workspaces
         )
         dry_run = request.POST.get("dry_run") in ("on", "1", "true")
         run = _run(request, sql, workspace_id, dry_run)
         context = run_context(run, workspace_id=workspace_id, dry_run=dry_run)
+        just_run = {
+            "sql": sql,
+            "workspace_id": workspace_id,
+            "outcome": "ok" if run.body.get("ok") else "failed",
+            "created_at": timezone.now(),
+            "dry_run": dry_run,
+        }
     else:
         workspace_id = request.GET.get("workspace_id") or _default_workspace_id(request, workspaces)
         context = {"sql": request.GET.get("sql", ""), "workspace_id": workspace_id}
-    context.update(page_context(workspaces, history(request.user)))
+    context.update(page_context(workspaces, history(request.user, just_run)))
     response = render(request, "dsl/console.html", context)
     response["Cache-Control"] = "no-store"
     return response

@@ -58,6 +58,10 @@ class Command(BaseCommand):
                 "already seeded; nothing changed."
             )
         if options["print_login"]:
+            # make run prints the admin URL beside this login: under DEBUG it must open the admin.
+            if not user.is_staff:
+                user.is_staff = True
+                user.save(update_fields=["is_staff"])
             password = set_random_password(user)
             self.stdout.write(f"{LOGIN_PREFIX} {user.get_username()} / {password}")
         if options["print_key"]:
