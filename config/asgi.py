@@ -32,7 +32,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware  # noqa: E402
 
 from dsl.runtime.querylog_writer import writer as query_log_writer  # noqa: E402
-from dsl.surfaces.mcp.server import MCP_PATH, build_app  # noqa: E402  (needs Django set up first)
+from dsl.surfaces.mcp.server import MCP_PATH, build_app, tool_threads  # noqa: E402  (needs Django set up first)
 from flashcards.http.body_limit import limit_api_bodies  # noqa: E402
 from flashcards.http.cors import cors_for_asgi  # noqa: E402
 from flashcards.http.request_id import remember_peer  # noqa: E402
@@ -77,13 +77,15 @@ django_application = limit_api_bodies(
 
 
 def flushing_query_log_on_shutdown(receive: Receive) -> Receive:
-    """The lifespan's receive, writing the queued query-log rows (dsl.runtime.querylog_writer) when the
-    server announces its shutdown, before the MCP app is told."""
+    """The lifespan's receive, writing the queued query-log rows (dsl.runtime.querylog_writer) and
+    closing the MCP tool threads' connections when the server announces its shutdown, before the
+    MCP app is told."""
 
     async def wrapped() -> dict:
         message = await receive()
         if message.get("type") == "lifespan.shutdown":
             await asyncio.to_thread(query_log_writer.flush)
+            await asyncio.to_thread(tool_threads.close)
         return message
 
     return wrapped

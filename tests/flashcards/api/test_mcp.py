@@ -13,7 +13,6 @@ import httpx2
 import pytest
 from django.core.cache import cache
 from django.test import override_settings
-from dsl.surfaces.mcp import server as mcp
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -21,6 +20,7 @@ from mcp.types import CallToolResult
 
 from dsl.models import QueryLog
 from dsl.schema import RESOURCES
+from dsl.surfaces.mcp import server as mcp
 from flashcards import services
 from flashcards.models import Card, ReviewEvent
 from tests.factories import make_card
