@@ -46,6 +46,7 @@ class Limits:
     max_predicates: int = 500
     max_list_values: int = 1_000
     max_insert_rows: int = 100
+    max_pattern_bytes: int = 50_000
 
 
 DEFAULT_LIMITS = Limits()

@@ -899,7 +899,21 @@ class _Conditions:
                 pattern,
                 f"Write e.g. {info.name} {keyword} '%text%'.",
             )
+        self._check_pattern_size(pattern, keyword)
         return Pattern(term, pattern.value, node.negated, node.case_insensitive)
+
+    def _check_pattern_size(self, literal: ast.StringLit, what: str) -> None:
+        limit = self.limits.max_pattern_bytes
+        if len(literal.value) * 4 <= limit:
+            return
+        size = len(literal.value.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            raise _fail(
+                f"The {what} pattern is {size:,} bytes; at most {limit:,} bytes are allowed.",
+                "too_long",
+                literal,
+                f"Search for a shorter text (at most {limit:,} bytes of UTF-8).",
+            )
 
     def _match(self, node: ast.Match) -> Condition:
         columns = tuple(
@@ -921,6 +935,7 @@ class _Conditions:
                 node,
                 "Write e.g. MATCH('hola'), or drop the condition to match everything.",
             )
+        self._check_pattern_size(text, "MATCH")
         return TextMatch(text.value, columns)
 
 

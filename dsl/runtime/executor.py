@@ -70,6 +70,7 @@ def current_limits() -> Limits:
         max_predicates=int(dsl_settings.MAX_PREDICATES),
         max_list_values=int(dsl_settings.MAX_IN_VALUES),
         max_insert_rows=int(dsl_settings.MAX_ROWS_PER_WRITE),
+        max_pattern_bytes=int(dsl_settings.MAX_PATTERN_BYTES),
     )
     _limits_memo.clear()
     _limits_memo[dsl_settings.generation] = limits
