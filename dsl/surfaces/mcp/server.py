@@ -35,7 +35,6 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
-from rest_framework.exceptions import Throttled
 from rest_framework.response import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -59,7 +58,7 @@ from flashcards.http.envelope import (
 )
 from flashcards.http.middleware import MAX_BODY_BYTES
 from flashcards.http.request_id import request_id_context, request_id_for
-from flashcards.http.throttling import consume, principal_key, retry_after_seconds
+from flashcards.http.throttling import check_rate, statement_slot
 from flashcards.http.workspace import request_workspace
 from flashcards.oauth.tokens import (
     InvalidAccessToken,
@@ -365,12 +364,10 @@ def _run_logged(
     started: float,
 ) -> dict[str, Any]:
     try:
-        # The same budget as the key's REST requests, named after its public id (never its row
-        # number, which a fresh database hands out again).
-        wait = consume(principal_key(request) or "")
-        if wait is not None:
-            raise Throttled(wait=retry_after_seconds(wait))
-        return work(request)
+        # The same budget as the user's REST requests and console runs (flashcards.http.throttling).
+        check_rate(request)
+        with statement_slot(request):
+            return work(request)
     except Exception as exc:  # every failure becomes an envelope; unexpected ones are logged there
         response = _error_response(exc, request)
         if sql is not None:
