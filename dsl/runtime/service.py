@@ -175,6 +175,7 @@ def _run(
                 raw_key=idempotency_key,
                 api_key=api_key,
                 user=user,
+                workspace=workspace,
                 request_fingerprint=request_fingerprint
                 or idempotency.fingerprint({"mode": mode, "sql": text, "dry_run": dry_run}),
             )
