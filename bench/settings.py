@@ -19,6 +19,9 @@ if BENCH_DB not in ("sqlite", "postgres"):
 
 os.environ["DATABASE_URL"] = PG_URL if BENCH_DB == "postgres" else SQLITE_URL
 os.environ["AGENT_RATE_LIMIT"] = os.environ.get("BENCH_RATE_LIMIT", "0")
+# One benchmark key sends every request: the per-user bound on statements in flight would refuse
+# most of wrk's 16 connections (BENCH_CONCURRENT_STATEMENTS to measure it on).
+os.environ["AGENT_CONCURRENT_STATEMENTS"] = os.environ.get("BENCH_CONCURRENT_STATEMENTS", "0")
 os.environ.setdefault("DJANGO_ALLOW_INSECURE_KEY", "1")
 os.environ.setdefault("DEBUG", "0")
 

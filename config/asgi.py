@@ -32,10 +32,10 @@ django_wsgi_application = get_wsgi_application()
 
 from a2wsgi import WSGIMiddleware  # noqa: E402
 from django.conf import settings  # noqa: E402
-from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
+from starlette.types import ASGIApp, Message, Receive, Scope, Send  # noqa: E402
 
 from dsl.runtime.querylog_writer import writer as query_log_writer  # noqa: E402
-from dsl.surfaces.mcp.server import MCP_PATH, build_app  # noqa: E402  (needs Django set up first)
+from dsl.surfaces.mcp.server import MCP_PATH, build_app, tool_threads  # noqa: E402  (needs Django set up first)
 from flashcards.http.body_limit import limit_api_bodies  # noqa: E402
 from flashcards.http.cors import cors_for_asgi  # noqa: E402
 from flashcards.http.request_id import remember_peer  # noqa: E402
@@ -81,7 +81,7 @@ def conventional_header_case(app: ASGIApp) -> ASGIApp:
     tests written that way) see what the handler set, as under Django's own ASGI handler."""
 
     async def spelled(scope: Scope, receive: Receive, send: Send) -> None:
-        async def send_spelled(message: dict) -> None:
+        async def send_spelled(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message = {
                     **message,
@@ -96,22 +96,24 @@ def conventional_header_case(app: ASGIApp) -> ASGIApp:
 
 django_application = limit_api_bodies(
     conventional_header_case(
-        WSGIMiddleware(django_wsgi_application, workers=settings.SERVER_THREADS)
+        WSGIMiddleware(django_wsgi_application, workers=settings.SERVER_THREADS)  # type: ignore[arg-type]
     )
 )
 
 
 def flushing_query_log_on_shutdown(receive: Receive) -> Receive:
-    """The lifespan's receive, writing the queued query-log rows (dsl.runtime.querylog_writer) when the
-    server announces its shutdown, before the MCP app is told; at startup it starts watching for
-    the shutdown signal (``close_connections_once_stopping``)."""
+    """The lifespan's receive, writing the queued query-log rows (dsl.runtime.querylog_writer) and
+    closing the MCP tool threads' connections when the server announces its shutdown, before the
+    MCP app is told; at startup it starts watching for the shutdown signal
+    (``close_connections_once_stopping``)."""
 
-    async def wrapped() -> dict:
+    async def wrapped() -> Message:
         message = await receive()
         if message.get("type") == "lifespan.startup":
             watch_for_shutdown()
         if message.get("type") == "lifespan.shutdown":
             await asyncio.to_thread(query_log_writer.flush)
+            await asyncio.to_thread(tool_threads.close)
         return message
 
     return wrapped
@@ -150,7 +152,7 @@ def close_connections_once_stopping(app: ASGIApp) -> ASGIApp:
             await app(scope, receive, send)
             return
 
-        async def send_closing(message: dict) -> None:
+        async def send_closing(message: Message) -> None:
             if message["type"] == "http.response.start" and stopping.is_set():
                 headers = [
                     (n, v) for n, v in message.get("headers", []) if n.lower() != b"connection"

@@ -293,8 +293,12 @@ REST_FRAMEWORK = {
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "flashcards.http.negotiation.EnvelopeContentNegotiation",
 }
 
-# Requests per minute per API key; 0 disables the limit.
+# Requests per minute per user (all their API keys, OAuth connections and console sessions share
+# one budget); 0 disables the limit.
 AGENT_RATE_LIMIT = int(os.environ.get("AGENT_RATE_LIMIT", "120"))
+# Statements of one user in flight at once per server process (REST, MCP, console), so one user
+# cannot hold every one of the SERVER_THREADS threads; 0 disables the bound.
+AGENT_CONCURRENT_STATEMENTS = int(os.environ.get("AGENT_CONCURRENT_STATEMENTS", "2"))
 
 # The dialect's limits (dsl.md §8); any key may be overridden here or via FLASHCARDS_DSL_* env.
 FLASHCARDS_DSL: dict[str, object] = {}

@@ -1,6 +1,7 @@
-"""Start-up check (``manage.py check``): every published column (flashcards.schema, as
+"""Start-up checks (``manage.py check``): every published column (flashcards.schema, as
 dsl.schema shows it) maps to a real model field or to an expression the compiler defines, so
-the registry cannot drift from the models."""
+the registry cannot drift from the models; SQLite's busy timeout; and the Django and psycopg
+versions the adapter below Django's public API was tested with."""
 
 from __future__ import annotations
 
@@ -78,3 +79,48 @@ def check_sqlite_busy_timeout(app_configs: Any = None, **kwargs: Any) -> list[ch
             id="dsl.W001",
         )
     ]
+
+
+# The versions the code below Django's public API (dsl.runtime.ready_sql, prepared_reads and the
+# converter copy in dsl.runtime.rows) was read against and tested with, major.minor.
+ADAPTER_TESTED_WITH = {"django": (5, 2), "psycopg": (3, 3)}
+
+
+def _major_minor(version: str) -> tuple[int, int] | None:
+    parts = version.split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return None
+
+
+@checks.register()
+def check_adapter_versions(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """Refuse a Django or psycopg the adapter below Django's public API was not tested with: its
+    private attributes may have moved, and a silently skipped fast path is a slow server."""
+    import django
+
+    found = {"django": f"{django.VERSION[0]}.{django.VERSION[1]}"}
+    try:
+        import psycopg
+    except ImportError:
+        pass  # SQLite only: the psycopg side of the adapter never runs
+    else:
+        found["psycopg"] = psycopg.__version__
+    errors: list[checks.CheckMessage] = []
+    for package, version in found.items():
+        tested = ADAPTER_TESTED_WITH[package]
+        if _major_minor(version) != tested:
+            errors.append(
+                checks.Error(
+                    f"{package} {version} is installed; the dialect's adapter below Django's "
+                    f"public API was tested with {package} {tested[0]}.{tested[1]}.",
+                    hint=(
+                        "Install the locked versions (requirements.lock), or check "
+                        "dsl.runtime.ready_sql, prepared_reads and rows against the new version, "
+                        "then update ADAPTER_TESTED_WITH in dsl/checks.py."
+                    ),
+                    id="dsl.E004",
+                )
+            )
+    return errors

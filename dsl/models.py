@@ -61,7 +61,8 @@ class QueryLog(models.Model):
 class IdempotencyRecord(models.Model):
     """The stored response of a request sent with an Idempotency-Key (dsl.md §1).
 
-    ``scope`` names the principal ("key:<api key pk>" or "user:<user pk>"), so two keys can use the
+    ``scope`` names the principal and the workspace ("key:<api key pk>/ws:<workspace id>" or
+    "user:<user pk>/ws:<workspace id>"), so two keys, or one key in two workspaces, can use the
     same Idempotency-Key independently. ``fingerprint`` is a hash of what was asked (endpoint,
     body), so a reuse with a different body can be told from a retry."""
 

@@ -26,6 +26,9 @@ DEFAULTS: dict[str, int | float] = {
     "MAX_IN_VALUES": 1_000,
     "MAX_DEPTH": 32,
     "MAX_PREDICATES": 500,
+    # A LIKE / ILIKE pattern or MATCH text, in UTF-8 bytes: SQLite's own LIKE pattern limit
+    # (SQLITE_MAX_LIKE_PATTERN_LENGTH), checked before the database on both backends.
+    "MAX_PATTERN_BYTES": 50_000,
     "IDEMPOTENCY_TTL_HOURS": 24,
 }
 

@@ -77,14 +77,15 @@ class BoundedRedisCache(RedisCache):
 
         # What makes two cache objects share a client: their configuration, not the objects built
         # from it below (a Retry object has no value equality).
-        self._identity = (tuple(self._servers), repr(sorted(self._options.items())))
+        options: dict[str, Any] = dict(getattr(self, "_options", {}))
+        self._identity = (tuple(self._servers), repr(sorted(options.items())))
         timeout = float(getattr(settings, "CACHE_TIMEOUT_SECONDS", 0.25))
         self._options = {
             "socket_connect_timeout": timeout,
             "socket_timeout": timeout,
             "retry": Retry(NoBackoff(), 0),
             "health_check_interval": 0,
-            **self._options,
+            **options,
         }
         self._failures = (redis.ConnectionError, redis.TimeoutError, OSError)
         self.retry_seconds = float(getattr(settings, "CACHE_RETRY_SECONDS", 2))

@@ -47,6 +47,7 @@ class Limits:
     max_predicates: int = 500
     max_list_values: int = 1_000
     max_insert_rows: int = 100
+    max_pattern_bytes: int = 50_000
 
 
 DEFAULT_LIMITS = Limits()
@@ -104,7 +105,8 @@ class _Feed:
 
 def _end(p: yacc.YaccProduction, i: int) -> int:
     sym = p.slice[i]
-    return sym.end if isinstance(sym, lex.LexToken) else sym.value.span[1]
+    end: int = sym.end if isinstance(sym, lex.LexToken) else sym.value.span[1]
+    return end
 
 
 def _tok_span(p: yacc.YaccProduction, i: int) -> ast.Span:
@@ -846,7 +848,8 @@ def _parse_statement(tokens: list[lex.LexToken], end_offset: int, limits: Limits
     grammar.feed = _Feed(tokens, end_offset)
     grammar.limits = limits
     try:
-        return parser.parse(lexer=grammar.feed)
+        batch: ast.Statement = parser.parse(lexer=grammar.feed)
+        return batch
     finally:
         grammar.feed = _Feed([], 0)
 

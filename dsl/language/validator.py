@@ -72,7 +72,7 @@ from dsl.settings import dsl_settings
 # Errors ----------------------------------------------------------------------------------------
 
 _UUID_EXAMPLE = "'123e4567-e89b-42d3-a456-426614174000'"
-_EXAMPLES = {
+_EXAMPLES: dict[str, str] = {
     UUID: _UUID_EXAMPLE,
     STRING: "'text'",
     INTEGER: "3",
@@ -98,7 +98,8 @@ def _fail(
 def _example(term_type: str, allowed: tuple[str, ...] | None) -> str:
     if allowed:
         return f"'{allowed[0]}'"
-    return _EXAMPLES.get(term_type, "'text'")
+    example: str = _EXAMPLES.get(term_type, "'text'")
+    return example
 
 
 def _article(word: str) -> str:
@@ -223,10 +224,10 @@ def _convert_scalar(info: _TermInfo, node: ast.Value, *, check_enum: bool = True
     if kind == NUMBER:
         if not isinstance(node, ast.NumberLit):
             raise _mismatch(info, node)
-        number = literals.number_literal(node.value)
-        if number is None:
+        value = literals.number_literal(node.value)
+        if value is None:
             raise _mismatch(info, node, "out of range")
-        return number
+        return value
     if kind == BOOLEAN:
         if not isinstance(node, ast.BoolLit):
             raise _mismatch(info, node)
@@ -435,7 +436,9 @@ def _resolve_resource(name: str, node: ast.Node, span: ast.Span) -> Resource:
     hint = "Run SHOW TABLES to list the resources: workspace, cards, decks, review_events."
     if synonym:
         suggestions = [synonym, *(s for s in suggestions if s != synonym)]
-        hint = f"{name} is the resource {synonym} here: {get_resource(synonym).description}"
+        resource = get_resource(synonym)
+        described = resource.description if resource is not None else ""
+        hint = f"{name} is the resource {synonym} here: {described}"
     if name == "tags":
         hint = "Tags are a column of cards; count them with SELECT tag, COUNT(*) FROM cards GROUP BY tag."
         suggestions = ["cards"]
@@ -919,7 +922,21 @@ class _Conditions:
                 pattern,
                 f"Write e.g. {info.name} {keyword} '%text%'.",
             )
+        self._check_pattern_size(pattern, keyword)
         return Pattern(term, pattern.value, node.negated, node.case_insensitive)
+
+    def _check_pattern_size(self, literal: ast.StringLit, what: str) -> None:
+        limit = self.limits.max_pattern_bytes
+        if len(literal.value) * 4 <= limit:
+            return
+        size = len(literal.value.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            raise _fail(
+                f"The {what} pattern is {size:,} bytes; at most {limit:,} bytes are allowed.",
+                "too_long",
+                literal,
+                f"Search for a shorter text (at most {limit:,} bytes of UTF-8).",
+            )
 
     def _match(self, node: ast.Match) -> Condition:
         columns = tuple(
@@ -941,6 +958,7 @@ class _Conditions:
                 node,
                 "Write e.g. MATCH('hola'), or drop the condition to match everything.",
             )
+        self._check_pattern_size(text, "MATCH")
         return TextMatch(text.value, columns)
 
 
@@ -968,7 +986,7 @@ def _validate_select(stmt: ast.Select, limits: Limits) -> SelectPlan:
     # Items
     star = len(stmt.items) == 1 and isinstance(stmt.items[0].expr, ast.Star)
     items: list[OutputItem] = []
-    item_nodes: list[ast.SelectItem] = []
+    item_nodes: list[ast.SelectItem | None] = []
     if star:
         items = [OutputItem(c.name, c) for c in resource.readable_columns]
         if unnest_alias is not None and scope.tag is not None:
@@ -1037,7 +1055,7 @@ def _validate_select(stmt: ast.Select, limits: Limits) -> SelectPlan:
             if term not in group_terms:
                 group_terms.append(term)
     elif stmt.distinct:
-        for item, node in zip(items, item_nodes or [None] * len(items), strict=True):
+        for output, node in zip(items, item_nodes or [None] * len(items), strict=True):
             if star:
                 raise _fail(
                     "SELECT DISTINCT * is not supported.",
@@ -1045,10 +1063,10 @@ def _validate_select(stmt: ast.Select, limits: Limits) -> SelectPlan:
                     stmt.items[0],
                     "List the columns to deduplicate, e.g. SELECT DISTINCT effort_level FROM cards.",
                 )
-            if not _is_aggregate(item.term):
-                _check_groupable(item.term, node)
-                if item.term not in group_terms:
-                    group_terms.append(item.term)
+            if not _is_aggregate(output.term):
+                _check_groupable(output.term, node)
+                if output.term not in group_terms:
+                    group_terms.append(output.term)
     if grouped:
         if star:
             raise _fail(
@@ -1057,9 +1075,9 @@ def _validate_select(stmt: ast.Select, limits: Limits) -> SelectPlan:
                 stmt.items[0],
                 "List the grouped columns and aggregates, e.g. SELECT tag, COUNT(*) FROM cards GROUP BY tag.",
             )
-        for item, node in zip(items, item_nodes, strict=True):
-            if not _is_aggregate(item.term) and item.term not in group_terms:
-                shown = _term_info(item.term).name
+        for output, node in zip(items, item_nodes, strict=True):
+            if not _is_aggregate(output.term) and output.term not in group_terms:
+                shown = _term_info(output.term).name
                 keys = [_term_info(t).name for t in group_terms if isinstance(t, Column | DateOf)]
                 unselected = [k for k in keys if k not in {i.name for i in items}]
                 # `SELECT front_text, COUNT(*) ... GROUP BY tag` means the key was forgotten in

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import reduce
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import (
     Avg,
@@ -243,9 +243,12 @@ class GradeOf(Case):
         condition = self.cases[0].condition
         lookup = getattr(condition, "children", [None])[0]
         rating = getattr(lookup, "lhs", None)
+        columns: list[Any]
         if rating is None or not hasattr(rating, "get_group_by_cols"):
-            return super().get_group_by_cols()
-        return rating.get_group_by_cols()
+            columns = super().get_group_by_cols()
+        else:
+            columns = rating.get_group_by_cols()
+        return columns
 
 
 class DeterminedBy(Expression):
@@ -266,10 +269,12 @@ class DeterminedBy(Expression):
         self.column, self.tag_id = expressions
 
     def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
-        return compiler.compile(self.column)
+        sql, params = compiler.compile(self.column)
+        return sql, params
 
     def get_group_by_cols(self) -> list[Any]:
-        return self.tag_id.get_group_by_cols()
+        columns: list[Any] = self.tag_id.get_group_by_cols()
+        return columns
 
 
 def _determined_order(order: Any, key: Any) -> Any:
@@ -667,7 +672,7 @@ def _grouped_select(scope: _Scope, plan: p.SelectPlan, queryset: QuerySet) -> Co
     # only through annotations; values_list() below selects just the items.
     used = [item.term for item in plan.items] + [key.term for key in plan.order_by]
     used += _condition_terms(plan.having)
-    aggregates = {
+    aggregates: dict[p.Aggregate, str] = {
         term: f"a{i}"
         for i, term in enumerate(dict.fromkeys(t for t in used if isinstance(t, p.Aggregate)))
     }
@@ -731,7 +736,7 @@ def _grouped_select(scope: _Scope, plan: p.SelectPlan, queryset: QuerySet) -> Co
                 terms = [_determined_order(term, F(keys[key.term])) for term in terms]
             ordering += terms
     selected = [
-        grades.get(term) or tags.get(term) or keys.get(term) or aggregates[term]
+        grades.get(term) or tags.get(term) or keys.get(term) or aggregates[cast(p.Aggregate, term)]
         for term in selected_terms
     ]
     columns = tuple(OutputColumn(item.name, output_type(item.term)) for item in plan.items)

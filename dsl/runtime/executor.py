@@ -70,6 +70,7 @@ def current_limits() -> Limits:
         max_predicates=int(dsl_settings.MAX_PREDICATES),
         max_list_values=int(dsl_settings.MAX_IN_VALUES),
         max_insert_rows=int(dsl_settings.MAX_ROWS_PER_WRITE),
+        max_pattern_bytes=int(dsl_settings.MAX_PATTERN_BYTES),
     )
     _limits_memo.clear()
     _limits_memo[dsl_settings.generation] = limits
@@ -175,7 +176,9 @@ class _Runner:
             parsed, plan, responses.write_entry(plan, rows, len(deleted))
         )
 
-    def _target_ids(self, parsed: ast.ParsedStatement, plan: p.UpdatePlan | p.DeletePlan) -> list:
+    def _target_ids(
+        self, parsed: ast.ParsedStatement, plan: p.UpdatePlan | p.DeletePlan
+    ) -> list[Any]:
         """The ids the WHERE matches; more than the limit is refused before anything is written."""
         ids = compiler.matching_ids(
             plan.resource,
@@ -201,7 +204,7 @@ class _Runner:
         return ids
 
     def _written_rows(
-        self, resource: Resource, returning: tuple[Column, ...] | None, ids: list
+        self, resource: Resource, returning: tuple[Column, ...] | None, ids: list[Any]
     ) -> list[dict[str, Any]]:
         """Without RETURNING, each written row is just its id; with it, the listed columns of
         the row after the write. Both in the order of ``ids``."""
@@ -211,7 +214,7 @@ class _Runner:
         return [by_id[row_id] for row_id in ids if row_id in by_id]
 
     def _rows_by_id(
-        self, resource: Resource, returning: tuple[Column, ...], ids: list
+        self, resource: Resource, returning: tuple[Column, ...], ids: list[Any]
     ) -> dict[Any, dict[str, Any]]:
         """RETURNING rows, read back through the workspace-scoped queryset."""
         if not ids:

@@ -62,10 +62,17 @@ def fingerprint(payload: Any) -> str:
 
 
 def scope_for(
-    *, raw_key: str, api_key: ApiKey | None, user: Any, request_fingerprint: str
+    *,
+    raw_key: str,
+    api_key: ApiKey | None,
+    user: Any,
+    workspace: Any,
+    request_fingerprint: str,
 ) -> IdempotencyScope:
+    """Keyed by principal and workspace: one key sent to two workspaces is two requests."""
     principal = f"key:{api_key.pk}" if api_key is not None else f"user:{getattr(user, 'pk', '')}"
-    return IdempotencyScope(principal, clean_key(raw_key), request_fingerprint, api_key)
+    scope = f"{principal}/ws:{workspace.pk}"
+    return IdempotencyScope(scope, clean_key(raw_key), request_fingerprint, api_key)
 
 
 def _live(scope: IdempotencyScope) -> IdempotencyRecord | None:
@@ -73,7 +80,10 @@ def _live(scope: IdempotencyScope) -> IdempotencyRecord | None:
     # Expired records of this principal are dead weight: dropping them on each lookup bounds the
     # table to a day of keyed requests per principal, and makes an expired key reusable.
     IdempotencyRecord.objects.filter(scope=scope.scope, created_at__lt=cutoff).delete()
-    return IdempotencyRecord.objects.filter(scope=scope.scope, key=scope.key).first()
+    record: IdempotencyRecord | None = IdempotencyRecord.objects.filter(
+        scope=scope.scope, key=scope.key
+    ).first()
+    return record
 
 
 def stored_response(scope: IdempotencyScope) -> IdempotencyRecord | None:

@@ -97,7 +97,7 @@ def fetch(
     timeout_ms: int,
     stamps_as_text: bool,
     db: Any,
-) -> list[tuple] | None:
+) -> list[tuple[Any, ...]] | None:
     """Run the prepared statement ``name`` (``text`` with ``$1``… for ``clock_args``, each a
     timestamptz literal), preparing it first if this connection has not; the rows, or None when
     the server refused the statement itself and the caller should run the plain text."""
@@ -127,7 +127,7 @@ def fetch(
             cursor.execute("; ".join(parts), None)
             for _ in range(len(parts) - 1):
                 cursor.nextset()
-            rows = cursor.fetchall()
+            rows: list[tuple[Any, ...]] = cursor.fetchall()
     except Exception as exc:
         state.untrusted = True
         if getattr(exc.__cause__, "sqlstate", None) in _STATEMENT_GONE:

@@ -78,7 +78,7 @@ class ReadySelect:
     clock_positions: tuple[int, ...]
     width: int | None  # trim rows to this many columns (Django's extra ordering columns)
     converters: tuple[tuple[int, tuple[Any, ...], Any], ...]
-    format_row: Callable[[tuple], dict[str, Any]]
+    format_row: Callable[[tuple[Any, ...]], dict[str, Any]]
     stamps_as_text: bool  # uuid / timestamptz fetched as PostgreSQL's text
     # PostgreSQL: the SQL with its parameters written in, split at the clock markers
     # (ready_sql.inline_literals); None runs ``sql`` with ``params``.
@@ -134,7 +134,7 @@ class ReadySelect:
         *,
         timeout_ms: int | None,
         db: Any = connection,
-    ) -> list[tuple]:
+    ) -> list[tuple[Any, ...]]:
         """``count`` rows from ``offset``, as Django would return them from values_list()."""
         if self.sql is None:
             return []
@@ -175,7 +175,7 @@ class ReadySelect:
 
     def _fetch_prepared(
         self, page: tuple[int, int], moment: datetime, timeout_ms: int, db: Any
-    ) -> list[tuple] | None:
+    ) -> list[tuple[Any, ...]] | None:
         """The page through its prepared statement: the inline text with ``$1``… where the clock
         goes, the bound moments as timestamptz literals."""
         pieces = self.literal_pieces

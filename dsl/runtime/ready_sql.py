@@ -64,11 +64,11 @@ def generate(queryset: QuerySet, db: Any = connection) -> GeneratedSql | None:
 
 
 def converted(
-    fetched: list[tuple],
+    fetched: list[tuple[Any, ...]],
     width: int | None,
     converters: Sequence[tuple[int, Sequence[Any], Any]],
     db: Any = connection,
-) -> list[tuple]:
+) -> list[tuple[Any, ...]]:
     """Fetched rows as ``SQLCompiler.results_iter`` returns them: trimmed to the selected columns
     and each converted column passed through its converters."""
     if width is not None:
@@ -130,7 +130,7 @@ def fetch_rows(
     timeout_ms: int | None = None,
     stamps_as_text: bool = False,
     db: Any = connection,
-) -> list[tuple]:
+) -> list[tuple[Any, ...]]:
     """Run one SELECT and return its raw rows. ``timeout_ms`` (PostgreSQL, outside any
     transaction) sends ``SET LOCAL statement_timeout`` in the same round trip: PostgreSQL runs the
     statements of one simple query in one implicit transaction, so the limit applies to this
@@ -146,10 +146,12 @@ def fetch_rows(
             adapters.register_loader("timestamptz", TextLoader)
         if timeout_ms is None:
             cursor.execute(sql, params)
-            return cursor.fetchall()
+            rows: list[tuple[Any, ...]] = cursor.fetchall()
+            return rows
         cursor.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}; {sql}", params)
         cursor.nextset()
-        return cursor.fetchall()
+        fetched: list[tuple[Any, ...]] = cursor.fetchall()
+        return fetched
 
 
 def inline_timeout_possible(db: Any = connection) -> bool:
@@ -158,7 +160,7 @@ def inline_timeout_possible(db: Any = connection) -> bool:
     binding cannot send two statements at once)."""
     if not _client_side_binding(db) or db.in_atomic_block:
         return False
-    return db.get_autocommit()
+    return bool(db.get_autocommit())
 
 
 def sqlite_shortcuts(

@@ -71,6 +71,7 @@ def single_data(sql: str, result: StatementResult) -> dict[str, Any]:
     """One statement's ``data``: its entry with sql / normalizedSql at their §2.1 / §2.2 place."""
     entry = result.entry
     echo = {"sql": sql.strip(), "normalizedSql": result.parsed.normalized_sql}
+    head: tuple[str, ...]
     if result.is_write:
         head = ("statementType", "resource")
     else:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db import IntegrityError
+from django.db import DatabaseError, IntegrityError
 
 from dsl.language.errors import QUERY_RESULT_TOO_LARGE, QUERY_TIMEOUT, DslError
 from dsl.runtime import idempotency, querylog
@@ -175,6 +175,7 @@ def _run(
                 raw_key=idempotency_key,
                 api_key=api_key,
                 user=user,
+                workspace=workspace,
                 request_fingerprint=request_fingerprint
                 or idempotency.fingerprint({"mode": mode, "sql": text, "dry_run": dry_run}),
             )
@@ -207,19 +208,41 @@ def _run(
         return SqlOutcome(200, body), None
     except DslError as error:
         return _dsl_failure(envelope, error, text), None
-    except IntegrityError:
-        # Only the idempotency insert can get here: a concurrent request with the same key
-        # committed first, and this one's writes were rolled back. Answer with its response.
-        if scope is None:
-            raise
-        stored = idempotency.stored_response(scope)
+    except IntegrityError as exc:
+        # The idempotency insert: a concurrent request with the same key committed first, and
+        # this one's writes were rolled back. Answer with its response.
+        stored = idempotency.stored_response(scope) if scope is not None else None
         if stored is None:
-            raise
+            return _dsl_failure(envelope, _refused(exc, stats.current_statement), text), None
         return _replay(stored), "idempotent_replay"
     except Exception as exc:
-        if not is_timeout(exc):
-            raise
-        return _dsl_failure(envelope, _timeout_error(timeout, stats.current_statement), text), None
+        if is_timeout(exc):
+            timed_out = _timeout_error(timeout, stats.current_statement)
+            return _dsl_failure(envelope, timed_out, text), None
+        if isinstance(exc, DatabaseError) and not db_errors.is_database_unavailable(exc):
+            return _dsl_failure(envelope, _refused(exc, stats.current_statement), text), None
+        raise
+
+
+def _refused(exc: DatabaseError, statement_index: int | None) -> DslError:
+    """A statement the database itself refused (SQLite's "LIKE or GLOB pattern too complex", a
+    datatype mismatch, PostgreSQL's program limits): the caller's to fix, not an outage."""
+    cause = exc.__cause__
+    sqlstate = str(getattr(cause, "sqlstate", "") or "")
+    name = str(getattr(cause, "sqlite_errorname", "") or "")
+    if sqlstate.startswith("22") or name == "SQLITE_MISMATCH":
+        reason = "type_mismatch"
+    elif sqlstate.startswith("54") or name in ("SQLITE_ERROR", "SQLITE_TOOBIG"):
+        reason = "too_complex"
+    else:
+        reason = "invalid_value"
+    said = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return DslError(
+        f"The database refused the statement: {said.rstrip('.')}.",
+        reason=reason,
+        hint="Simplify the statement: shorter patterns and values, fewer conditions.",
+        statement_index=statement_index,
+    )
 
 
 def _unexpected(envelope: Envelope, exc: Exception, request_id: str) -> SqlOutcome:

@@ -24,6 +24,7 @@ from dsl.runtime.service import run_sql
 from flashcards.api import bodies, schemas
 from flashcards.http.envelope import ApiError, docs_for, request_id_of, success
 from flashcards.http.parsers import AnyBodyAsJSONParser, SafeJSONParser
+from flashcards.http.throttling import statement_slot
 from flashcards.http.workspace import api_key_of, request_workspace
 
 ENDPOINTS = {"any": ENDPOINT_ANY, "read": ENDPOINT_READ, "write": ENDPOINT_WRITE}
@@ -166,7 +167,17 @@ class SqlView(APIView):
         self._sql = body.get("sql")
         workspace = request_workspace(request, body.get("workspace_id"))
         idempotency_key = request.headers.get("Idempotency-Key")
-        outcome = run_sql(
+        with statement_slot(request):
+            outcome = self._run_sql(request, body, workspace, idempotency_key)
+        response = Response(outcome.body, status=outcome.status_code, headers=outcome.headers)
+        if "Idempotent-Replayed" in outcome.headers:
+            response.replayed_request_id = outcome.body.get("requestId")  # type: ignore[attr-defined]
+        return response
+
+    def _run_sql(
+        self, request: Request, body: dict[str, Any], workspace: Any, idempotency_key: str | None
+    ) -> Any:
+        return run_sql(
             sql=body.get("sql"),
             workspace=workspace,
             user=request.user,
@@ -183,10 +194,6 @@ class SqlView(APIView):
                 else None
             ),
         )
-        response = Response(outcome.body, status=outcome.status_code, headers=outcome.headers)
-        if "Idempotent-Replayed" in outcome.headers:
-            response.replayed_request_id = outcome.body.get("requestId")  # type: ignore[attr-defined]
-        return response
 
     def handle_exception(self, exc: Exception) -> Response:
         response = super().handle_exception(exc)

@@ -178,8 +178,8 @@ class _Context(dict):
         if key == "insert_without":
             return stmt.insert_without(found.first)
         if key == "column_default":
-            column = stmt.column_of_value(found.first)
-            return habits.COLUMN_DEFAULTS.get(column) if column else None
+            of_value = stmt.column_of_value(found.first)
+            return habits.COLUMN_DEFAULTS.get(of_value) if of_value else None
         if key == "without_item":
             return stmt.without_item(found)
         if key == "any_like":
@@ -315,19 +315,19 @@ def _candidates(stmt: _Statement, found: _Found) -> Iterator[_Candidate]:
             continue
         statement = _spliced(stmt, found, fragment)
         if condition is not None:
-            statement = _with_condition(statement, condition)
-            if statement is None:
+            conditioned = _with_condition(statement, condition)
+            if conditioned is None:
                 continue
-            yield _Candidate(statement, statement, (0, len(statement)))
+            yield _Candidate(conditioned, conditioned, (0, len(conditioned)))
             continue
         if not fragment:  # a removal: the example is the statement without it
             yield _Candidate(statement, statement, (region_start, region_start + 1))
             continue
         yield _Candidate(statement, fragment, (region_start, region_start + len(fragment)))
     for template in habit.rewrite:
-        statement = _format(template, found, stmt)
-        if statement:
-            statement = _tidy(statement)
+        formatted = _format(template, found, stmt)
+        if formatted:
+            statement = _tidy(formatted)
             yield _Candidate(statement, statement, (0, len(statement)))
 
 

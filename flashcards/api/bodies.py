@@ -92,8 +92,8 @@ def validated(serializer_class: type[serializers.Serializer], data: object) -> d
         return dict(serializer.validated_data)
     issues = _issues(serializer.errors, "body")
     first = issues[0]
-    field = first["path"].split(".")[0].split("[")[0]
-    field = None if field in ("body", "non_field_errors") else field
+    named = first["path"].split(".")[0].split("[")[0]
+    field = None if named in ("body", "non_field_errors") else named
     message = first["message"]
     if field is not None and not message.startswith(field):
         message = f"{field}: {message}"
@@ -203,6 +203,7 @@ class Timestamp(serializers.Field):
         parsed = timestamps.parse_timestamp(data)
         if parsed is None:
             self.fail("invalid")
+            raise AssertionError("fail() raises")
         if not timestamps.EARLIEST_TIMESTAMP <= parsed < timestamps.LATEST_TIMESTAMP:
             raise ApiError(
                 "REQUEST_INVALID",
@@ -241,6 +242,7 @@ class Rating(serializers.Field):
             match = _GRADE.match(data)
             if match is None:
                 self.fail("invalid")
+                raise AssertionError("fail() raises")
             return REVIEW_GRADES.index(match.group(1).lower())
         if isinstance(data, bool) or not isinstance(data, int | float):
             self.fail("invalid")

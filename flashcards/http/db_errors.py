@@ -57,11 +57,39 @@ CONFLICT_REASONS = {"40001": "serialization_failure", "40P01": "deadlock_detecte
 _COMMIT_FUNCTIONS = frozenset({"commit", "_commit"})
 
 
+# Only these say the database (not the statement) is the problem. PostgreSQL, by SQLSTATE class:
+# connection exception, transaction rollback (serialization, deadlock), insufficient resources,
+# object not in prerequisite state (lock not available), operator intervention (shutdown; 57014
+# is the statement time limit, above), system error, internal error. A statement the server
+# refuses — a data exception (22), a program limit exceeded (54, "statement too complex") — is not.
+OUTAGE_SQLSTATE_CLASSES = frozenset({"08", "40", "53", "55", "57", "58", "XX"})
+# SQLite, by primary result code: a refused statement is SQLITE_ERROR ("LIKE or GLOB pattern too
+# complex"), SQLITE_TOOBIG or SQLITE_MISMATCH ("datatype mismatch").
+OUTAGE_SQLITE_ERRORS = frozenset(
+    {"SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_FULL",
+     "SQLITE_NOMEM", "SQLITE_PROTOCOL", "SQLITE_READONLY", "SQLITE_CORRUPT", "SQLITE_NOTADB"}
+)  # fmt: skip
+
+
 def is_database_unavailable(exc: BaseException) -> bool:
-    """True for the transient database errors this module answers with a 503."""
-    if not isinstance(exc, (OperationalError, InterfaceError)):
+    """True for the transient database errors this module answers with a 503: the connection or
+    the server is unavailable. A statement the database refuses is not an outage."""
+    if isinstance(exc, InterfaceError):
+        return True
+    if not isinstance(exc, OperationalError):
         return False
-    return _sqlstate(exc) != QUERY_CANCELED
+    cause = exc.__cause__
+    sqlstate = getattr(cause, "sqlstate", None)
+    if sqlstate is not None:
+        return sqlstate != QUERY_CANCELED and sqlstate[:2] in OUTAGE_SQLSTATE_CLASSES
+    sqlite_name = getattr(cause, "sqlite_errorname", None)
+    if isinstance(sqlite_name, str):
+        # Extended codes ("SQLITE_IOERR_READ", "SQLITE_BUSY_SNAPSHOT") share their primary's name.
+        return sqlite_name in OUTAGE_SQLITE_ERRORS or any(
+            sqlite_name.startswith(name + "_") for name in OUTAGE_SQLITE_ERRORS
+        )
+    # No server answer at all (connection refused or dropped: psycopg gives no SQLSTATE).
+    return True
 
 
 def _sqlstate(exc: BaseException) -> str | None:
@@ -240,7 +268,7 @@ def install_breaker() -> None:
     try:
         from psycopg_pool import PoolTimeout
     except ImportError:  # no pool installed: nothing raises it
-        PoolTimeout = type("PoolTimeout", (Exception,), {})
+        PoolTimeout = type("PoolTimeout", (Exception,), {})  # type: ignore[misc, assignment]
     wrapper = base.DatabaseWrapper
     if getattr(wrapper.get_new_connection, "breaker", False):
         return

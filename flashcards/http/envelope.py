@@ -43,7 +43,7 @@ DEFAULT_INSTRUCTIONS = {
     "IDEMPOTENCY_KEY_REUSED": (
         "This Idempotency-Key was already used with a different body; use a new key for a new request."
     ),
-    "RATE_LIMITED": "Too many requests for this API key: wait Retry-After seconds, then retry.",
+    "RATE_LIMITED": "Too many requests for this user: wait Retry-After seconds, then retry.",
     "SERVICE_UNAVAILABLE": "The database is unavailable: wait Retry-After seconds, then retry.",
     "INTERNAL_ERROR": "An unexpected server error occurred; retry later or report the requestId.",
 }

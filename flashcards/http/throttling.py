@@ -1,6 +1,10 @@
-"""The per-API-key rate limit of the agent surfaces (domain.md §6): `AGENT_RATE_LIMIT` requests per
-minute, shared by every /v1/agent/* route and the MCP tools, counted in Django's default cache so all
-worker processes see one budget.
+"""The per-principal rate limits of every agent surface (domain.md §6): `AGENT_RATE_LIMIT` requests
+per minute per user — all their API keys, OAuth connections and browser sessions share one budget —
+spent by every /v1/agent/* route (the browsable API included), the MCP tools and the query console,
+counted in Django's default cache so all worker processes see one budget; and at most
+`AGENT_CONCURRENT_STATEMENTS` statements of one user in flight at once in a process, so one user
+cannot hold every server thread. Each refusal is a 429 RATE_LIMITED that names the limit, with
+Retry-After.
 
 A sliding-window counter (the usual two-window approximation). Requests are counted per fixed
 one-minute window, keyed by the window's start, with `cache.add` + `cache.incr` (atomic on
@@ -45,6 +49,7 @@ from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
 
 from flashcards.cache import is_remembered_failure
+from flashcards.http.envelope import ApiError
 from flashcards.models import ApiKey
 from flashcards.services import timestamps
 
@@ -61,17 +66,99 @@ def rate_limit() -> int:
     return int(getattr(settings, "AGENT_RATE_LIMIT", 120) or 0)
 
 
+def concurrent_limit() -> int:
+    """Statements of one principal in flight at once per process; 0 disables the bound."""
+    return int(getattr(settings, "AGENT_CONCURRENT_STATEMENTS", 2) or 0)
+
+
 def principal_key(request: Any) -> str | None:
-    """Whose budget a request spends: its API key (by its public id, which no other database's
-    key shares), else its logged-in user; anonymous requests (discovery, the grammar page) are not
-    limited."""
-    auth = getattr(request, "auth", None)
-    if isinstance(auth, ApiKey):
-        return f"key:{auth.key_id}"
+    """Whose budget a request spends: its user's, whichever key, OAuth connection or session it
+    came with. Named after the user's row number and the moment they joined, so a fresh database
+    that hands the row number out again does not inherit the counts. Anonymous requests
+    (discovery, the grammar page) are not limited."""
     user = getattr(request, "user", None)
-    if user is not None and getattr(user, "is_authenticated", False):
-        return f"user:{user.pk}"
-    return None
+    if user is None or not getattr(user, "is_authenticated", False):
+        auth = getattr(request, "auth", None)
+        user = auth.user if isinstance(auth, ApiKey) else None
+    if user is None:
+        return None
+    joined = getattr(user, "date_joined", None)
+    stamp = int(joined.timestamp() * 1_000_000) if joined is not None else 0
+    return f"user:{user.pk}.{stamp}"
+
+
+def rate_limited(wait: float) -> ApiError:
+    seconds = retry_after_seconds(wait)
+    return ApiError(
+        "RATE_LIMITED",
+        f"Rate limit exceeded: at most {rate_limit()} requests per minute for this user (all "
+        f"their API keys and sessions together); retry in {seconds} seconds.",
+        status_code=429,
+        details={
+            "retryAfterSeconds": seconds,
+            "limit": "AGENT_RATE_LIMIT",
+            "perMinute": rate_limit(),
+        },
+        headers={"Retry-After": str(seconds)},
+    )
+
+
+def check_rate(request: Any) -> None:
+    """Spend one request of the request's principal; raises the 429 ``ApiError`` when over."""
+    principal = principal_key(request)
+    if principal is None:
+        return
+    wait = consume(principal)
+    if wait is not None:
+        raise rate_limited(wait)
+
+
+_in_flight: dict[str, int] = {}
+_in_flight_lock = threading.Lock()
+CONCURRENT_RETRY_SECONDS = 1
+
+
+class statement_slot:
+    """Hold one of the principal's ``AGENT_CONCURRENT_STATEMENTS`` slots while a statement runs;
+    raises the 429 ``ApiError`` when all are taken."""
+
+    def __init__(self, request: Any) -> None:
+        self.principal = principal_key(request)
+        self.held = False
+
+    def __enter__(self) -> statement_slot:
+        limit = concurrent_limit()
+        if self.principal is None or limit <= 0:
+            return self
+        with _in_flight_lock:
+            running = _in_flight.get(self.principal, 0)
+            if running >= limit:
+                raise ApiError(
+                    "RATE_LIMITED",
+                    f"Too many statements at once: at most {limit} of this user's statements "
+                    f"run at the same time; retry in {CONCURRENT_RETRY_SECONDS} seconds.",
+                    status_code=429,
+                    details={
+                        "retryAfterSeconds": CONCURRENT_RETRY_SECONDS,
+                        "limit": "AGENT_CONCURRENT_STATEMENTS",
+                        "concurrent": limit,
+                    },
+                    headers={"Retry-After": str(CONCURRENT_RETRY_SECONDS)},
+                )
+            _in_flight[self.principal] = running + 1
+            self.held = True
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if not self.held:
+            return
+        with _in_flight_lock:
+            left = _in_flight.get(self.principal or "", 1) - 1
+            if left > 0:
+                _in_flight[self.principal or ""] = left
+            else:
+                _in_flight.pop(self.principal or "", None)
+        self.held = False
 
 
 @dataclass
@@ -205,19 +292,10 @@ def retry_after_seconds(wait: float) -> int:
 
 class AgentRateThrottle(BaseThrottle):
     """DRF throttle for every view under /v1/agent/ (configured as a default throttle class, so the
-    SQL views get it without naming it)."""
-
-    def __init__(self) -> None:
-        self._wait: float | None = None
+    SQL views and the browsable API get it without naming it). A refusal is raised as the 429
+    ``ApiError`` naming the limit, rather than DRF's generic Throttled."""
 
     def allow_request(self, request: Any, view: Any) -> bool:
-        if not request.path.startswith(AGENT_PATH_PREFIX):
-            return True
-        principal = principal_key(request)
-        if principal is None:
-            return True
-        self._wait = consume(principal)
-        return self._wait is None
-
-    def wait(self) -> float | None:
-        return None if self._wait is None else float(retry_after_seconds(self._wait))
+        if request.path.startswith(AGENT_PATH_PREFIX):
+            check_rate(request)
+        return True

@@ -440,7 +440,12 @@ class AnkiCollection:
 
 
 # (index in a cards() row, column) of the integers besides the card id.
-CARD_INTEGERS = ((1, "cards.nid"), (2, "cards.ord"), (3, "cards.did"), (4, "cards.odid"))
+CARD_INTEGERS: tuple[tuple[int, str], ...] = (
+    (1, "cards.nid"),
+    (2, "cards.ord"),
+    (3, "cards.did"),
+    (4, "cards.odid"),
+)
 CARD_INTEGERS += ((6, "notes.mid"),)
 
 
@@ -494,10 +499,10 @@ def _field_choices(
             )
     choices: dict[int, FieldChoice] = {}
     for nt in collection.note_types.values():
-        pair = (mapping or {}).get(nt.name)
-        if pair:
-            front = nt.fields.index(pair[0])
-            back = nt.fields.index(pair[1]) if len(pair) > 1 else None
+        chosen = (mapping or {}).get(nt.name)
+        if chosen:
+            front = nt.fields.index(chosen[0])
+            back = nt.fields.index(chosen[1]) if len(chosen) > 1 else None
         else:
             front, back = 0, (1 if len(nt.fields) > 1 else None)
         choices[nt.id] = FieldChoice(front, back)
@@ -643,7 +648,8 @@ def _schedule(
         return None
     preset = collection.preset_of(deck_id)
     last_ms = int(reviews[-1].reviewed_at.timestamp() * 1000) if reviews else None
-    steps = preset.learning_steps if state.type == anki_schedule.LEARNING else None
+    learning = preset is not None and state.type == anki_schedule.LEARNING
+    steps = preset.learning_steps if preset is not None and learning else None
     if steps is None and preset is not None:
         steps = preset.relearning_steps
     schedule = anki_schedule.anki_schedule(state, collection.day, len(steps or ()), last_ms)

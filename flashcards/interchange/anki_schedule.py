@@ -17,7 +17,7 @@ import math
 import struct
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
-from typing import Any
+from typing import Any, TypeGuard
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from flashcards import safe_json
@@ -91,6 +91,10 @@ class AnkiCardState:
     data: str
 
 
+def _is_number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def memory_state(data: str) -> dict[str, float] | None:
     """``cards.data``'s ``s`` (stability, days), ``d`` (difficulty 1..10), ``dr`` and ``lrt``
     (last review, epoch seconds) when it holds a usable FSRS memory state."""
@@ -103,7 +107,7 @@ def memory_state(data: str) -> dict[str, float] | None:
     if not isinstance(parsed, dict):
         return None
     s, d = parsed.get("s"), parsed.get("d")
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (s, d)):
+    if not (_is_number(s) and _is_number(d)):
         return None
     if not (math.isfinite(s) and math.isfinite(d) and s > 0 and 1 <= d <= 10):
         return None

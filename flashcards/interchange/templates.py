@@ -120,9 +120,10 @@ def _render(
                 out.append(_render(children, context, special, side, used, shown))
             continue
         _, name, filters = node
-        value = _value(name, context, special)
-        if value is None:
+        found = _value(name, context, special)
+        if found is None:
             continue
+        value = found
         if name in context.fields:
             used.add(name)
             if not field_is_empty(value) and "type" not in [f.lower() for f in filters]:

@@ -13,9 +13,9 @@ FORWARDED = (b"x-forwarded-proto", b"x-forwarded-for", b"x-forwarded-host", b"fo
 
 class TrustedProxyHeadersMiddleware(ProxyHeadersMiddleware):
     def __init__(self, app: ASGIApp, trusted_hosts: list[str] | str = "127.0.0.1") -> None:
-        super().__init__(app, trusted_hosts=trusted_hosts)
+        super().__init__(app, trusted_hosts=trusted_hosts)  # type: ignore[arg-type]
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:  # type: ignore[override]
         if scope["type"] in ("http", "websocket"):
             client = scope.get("client")
             host = client[0] if client else None
@@ -24,4 +24,4 @@ class TrustedProxyHeadersMiddleware(ProxyHeadersMiddleware):
                     **scope,
                     "headers": [(k, v) for k, v in scope["headers"] if k.lower() not in FORWARDED],
                 }
-        await super().__call__(scope, receive, send)
+        await super().__call__(scope, receive, send)  # type: ignore[arg-type]

@@ -405,7 +405,7 @@ def _apply_operation(
     context = WriteContext(replica_id, operation_id, client_updated_at)
     # Re-read under the lock we already hold: earlier operations moved the counters.
     ws = lock_workspace(workspace_id)
-    return APPLIERS[op.entity_type](ws, op.entity_id, op.payload, context)
+    return APPLIERS[str(op.entity_type)](ws, op.entity_id, op.payload, context)
 
 
 def _operation_ids(operations: Sequence[PushOperation]) -> list[str]:

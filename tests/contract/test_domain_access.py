@@ -367,7 +367,7 @@ def fresh_rate_counters():
 
 
 @override_settings(AGENT_RATE_LIMIT=4)
-def test_the_per_key_rate_limit_answers_429_with_retry_after(fresh_rate_counters):
+def test_the_per_user_rate_limit_answers_429_with_retry_after(fresh_rate_counters):
     _, key = create_key("eve")
     client = client_with(key)
     ok(client.get("/v1/agent/me"))
@@ -377,8 +377,10 @@ def test_the_per_key_rate_limit_answers_429_with_retry_after(fresh_rate_counters
     response = client.post("/v1/agent/sql", {"sql": "SHOW TABLES"}, format="json")
     fail(response, 429, "RATE_LIMITED")
     assert 1 <= int(response["Retry-After"]) <= 60
-    # Another key of the same user has its own budget; discovery needs no key and is not limited.
-    ok(agent("eve").get("/v1/agent/me"))
+    # Issue #20: the budget is the user's, so another key of the same user is refused too (it
+    # had its own budget before); another user's key has its own; discovery is not limited.
+    fail(agent("eve").get("/v1/agent/me"), 429, "RATE_LIMITED")
+    ok(agent("frank").get("/v1/agent/me"))
     for _ in range(6):
         ok(APIClient().get("/v1/"))
 

@@ -81,3 +81,23 @@ def test_invalid_keys(api, key):
     body = check_envelope(response)
     assert response.status_code == 400 and body["error"]["code"] == "REQUEST_INVALID"
     assert not IdempotencyRecord.objects.exists()
+
+
+def test_one_key_in_two_workspaces_of_one_user_does_not_collide(api, user, workspace):
+    """Issue #20: idempotency is keyed by principal and workspace. The same key and body sent
+    after selecting another workspace is a new request there, not a replay of the first
+    workspace's response (which would report a write that the second workspace never got)."""
+    second = services.create_workspace(user, "Second")
+    first = send(api)
+    assert first.status_code == 200
+    selected = api.post(f"/v1/agent/workspaces/{second.pk}/select")
+    assert selected.status_code == 200, selected.json()
+    again = send(api)
+    assert again.status_code == 200 and "Idempotent-Replayed" not in again
+    assert Card.objects.filter(workspace=workspace).count() == 1
+    assert Card.objects.filter(workspace=second).count() == 1
+    # Each workspace's record replays its own response.
+    replay = send(api)
+    assert replay["Idempotent-Replayed"] == "true"
+    assert replay.json()["requestId"] == again.json()["requestId"]
+    assert IdempotencyRecord.objects.count() == 2

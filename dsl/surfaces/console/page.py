@@ -149,12 +149,17 @@ def _error(sql: str, body: dict[str, Any]) -> ConsoleError:
     position = details.get("position") or {}
     offset = position.get("offset")
     suggestions = [s for s in details.get("suggestions") or [] if isinstance(s, str)]
-    has_offset = isinstance(offset, int)
+    if not isinstance(offset, int):
+        offset = None
     message = str(error.get("message", ""))
     hint = str(details.get("hint") or "")
-    fixes = [Fix(s, apply_suggestion(sql, offset, s)) for s in suggestions] if has_offset else []
+    fixes = (
+        [Fix(s, apply_suggestion(sql, offset, s)) for s in suggestions]
+        if offset is not None
+        else []
+    )
     corrected = details.get("correctedSql")
-    split = missing_semicolon(sql, offset) if has_offset else None
+    split = missing_semicolon(sql, offset) if offset is not None else None
     if split is not None:
         message, hint, fixes, corrected = MISSING_SEMICOLON, MISSING_SEMICOLON_HINT, [], split
     if not isinstance(corrected, str) or corrected in {fix.sql for fix in fixes}:
@@ -164,8 +169,8 @@ def _error(sql: str, body: dict[str, Any]) -> ConsoleError:
         message=message,
         hint=hint,
         fixes=fixes,
-        marker=marker_at(sql, offset) if has_offset else None,
-        offset=offset if has_offset else None,
+        marker=marker_at(sql, offset) if offset is not None else None,
+        offset=offset,
         instructions=HUMAN_ERROR_INSTRUCTIONS,
         corrected_sql=corrected,
     )

@@ -5,30 +5,36 @@ Each tool is a thin adapter over the same code the REST routes run — `dsl.runt
 the three SQL tools, `flashcards.api.commands` for the others — and returns the REST envelope as
 JSON text plus structured content, with `isError` when `ok` is false. Authentication is a Bearer
 API key or OAuth access token (flashcards.oauth), checked by `ApiKeyMiddleware` before the SDK
-sees the request; the tools find the key on the HTTP request the SDK hands them. ORM work runs through `sync_to_async` with
-thread_sensitive=True, as Django requires from async code.
+sees the request; the tools find the key on the HTTP request the SDK hands them.
+
+ORM work runs on a bounded pool of threads of its own (``ToolThreads``, ``SERVER_THREADS`` of
+them), not on asgiref's one process-wide thread-sensitive thread: one user's slow tool call never
+delays another user's. Each call closes its thread's unusable or expired connections before and
+after it, as Django's request_started/request_finished do.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any, Literal
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.core.handlers.asgi import ASGIRequest
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
-from rest_framework.exceptions import Throttled
 from rest_framework.response import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -52,7 +58,7 @@ from flashcards.http.envelope import (
 )
 from flashcards.http.middleware import MAX_BODY_BYTES
 from flashcards.http.request_id import request_id_context, request_id_for
-from flashcards.http.throttling import consume, principal_key, retry_after_seconds
+from flashcards.http.throttling import check_rate, statement_slot
 from flashcards.http.workspace import request_workspace
 from flashcards.oauth.tokens import (
     InvalidAccessToken,
@@ -89,6 +95,57 @@ SERVER_INSTRUCTIONS = (
     "instructions and error, and follow instructions. The resources flashcards://grammar and "
     "flashcards://tables/<name> hold the whole dialect and each table's DESCRIBE."
 )
+
+
+# --- the threads that run tool calls ------------------------------------------------------------
+
+
+class ToolThreads:
+    """The MCP surface's own bounded pool of threads for ORM work. Thread-sensitive mode would
+    send every call of every user to one thread (there is no thread-sensitive context around an
+    MCP request); a pool of ``SERVER_THREADS`` threads lets calls run side by side, each thread
+    keeping its own connection (``CONN_MAX_AGE``) like the server's own threads (config.asgi)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._executor: ThreadPoolExecutor | None = None
+        self._size = 0
+
+    def executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._executor is None:
+                self._size = max(1, int(settings.SERVER_THREADS))
+                self._executor = ThreadPoolExecutor(self._size, thread_name_prefix="mcp-tool")
+            return self._executor
+
+    def run(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        """``function`` as an awaitable run on one of the pool's threads (context variables
+        copied, as sync_to_async does)."""
+        return sync_to_async(function, thread_sensitive=False, executor=self.executor())
+
+    def close(self) -> None:
+        """Close every thread's database connections and stop the threads (server shutdown, the
+        end of a live-server test: PostgreSQL cannot drop a database with connections open)."""
+        with self._lock:
+            executor, size = self._executor, self._size
+            self._executor = None
+        if executor is None:
+            return
+        # One task per thread, each held at the barrier until all have run, so every thread
+        # closes its own connections (a connection belongs to the thread that opened it).
+        barrier = threading.Barrier(size)
+
+        def close_here() -> None:
+            connections.close_all()
+            with contextlib.suppress(threading.BrokenBarrierError):
+                barrier.wait(timeout=10)
+
+        for future in [executor.submit(close_here) for _ in range(size)]:
+            future.result(timeout=30)
+        executor.shutdown(wait=True)
+
+
+tool_threads = ToolThreads()
 
 
 # --- authentication ----------------------------------------------------------------------------
@@ -200,7 +257,7 @@ class ApiKeyMiddleware:
             body, declared = await _receive_body(scope, receive)
             if body is None:
                 raise _too_large(scope, declared)
-            request = await sync_to_async(_authenticate, thread_sensitive=True)(scope)
+            request = await tool_threads.run(_authenticate)(scope)
         except _Refused as refused:
             headers = {"x-request-id": refused.body["requestId"]}
             if refused.www_authenticate:
@@ -309,12 +366,10 @@ def _run_logged(
     started: float,
 ) -> dict[str, Any]:
     try:
-        # The same budget as the key's REST requests, named after its public id (never its row
-        # number, which a fresh database hands out again).
-        wait = consume(principal_key(request) or "")
-        if wait is not None:
-            raise Throttled(wait=retry_after_seconds(wait))
-        return work(request)
+        # The same budget as the user's REST requests and console runs (flashcards.http.throttling).
+        check_rate(request)
+        with statement_slot(request):
+            return work(request)
     except Exception as exc:  # every failure becomes an envelope; unexpected ones are logged there
         response = _error_response(exc, request)
         if sql is not None:
@@ -342,7 +397,7 @@ async def _tool(
     ctx: Context, work: Callable[[ASGIRequest], dict[str, Any]], sql: str | None = None
 ) -> CallToolResult:
     request = _call_request(ctx)
-    body = await sync_to_async(_run, thread_sensitive=True)(request, work, sql)
+    body = await tool_threads.run(_run)(request, work, sql)
     return _result(body)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
+from flashcards.models import Workspace
 from flashcards.services import (
     DomainError,
     NotFoundError,
@@ -41,6 +42,7 @@ class Command(BaseCommand):
             except DomainError as exc:
                 raise CommandError(exc.message) from exc
             ensure_personal_workspace(user)
+            workspace: Workspace | None
             if options["workspace"]:
                 try:
                     workspace = get_member_workspace(user, options["workspace"])

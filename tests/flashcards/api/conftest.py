@@ -70,3 +70,6 @@ def _live_server(*, proxy_headers: bool) -> Iterator[str]:
         # The server's ORM calls ran on asgiref's shared sync thread; close the connection it
         # opened there, or PostgreSQL cannot drop the test database at the end of the run.
         SyncToAsync.single_thread_executor.submit(connections.close_all).result(timeout=10)
+        from dsl.surfaces.mcp.server import tool_threads
+
+        tool_threads.close()  # the MCP tool calls' own threads and their connections

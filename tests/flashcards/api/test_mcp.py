@@ -353,11 +353,10 @@ def test_the_same_error_over_rest_names_the_route(api):
 
 
 @override_settings(AGENT_RATE_LIMIT=2)
-def test_rest_and_mcp_spend_one_budget_named_after_the_keys_public_id(
-    live_server_url, api_key, api
-):
-    """Both surfaces count under ``key:<key_id>``: two REST requests leave nothing for a tool
-    call, and no counter is named after the key's row number (which a fresh database reuses)."""
+def test_rest_and_mcp_spend_one_budget_named_after_the_keys_user(live_server_url, api_key, api):
+    """Both surfaces count under the key's user (``user:<pk>.<joined>``): two REST requests leave
+    nothing for a tool call, and no counter is named after a row number alone (which a fresh
+    database reuses)."""
     cache.clear()
     try:
         for _ in range(2):
@@ -365,7 +364,9 @@ def test_rest_and_mcp_spend_one_budget_named_after_the_keys_public_id(
         body = call(live_server_url, api_key.plaintext, "list_workspaces", {})
         assert body["error"]["code"] == "RATE_LIMITED"
         keys = list(cache._cache)  # LocMemCache (config/test_settings.py)
-        assert any(f"key:{api_key.key_id}:" in key for key in keys), keys
+        user = api_key.user
+        stamp = int(user.date_joined.timestamp() * 1_000_000)
+        assert any(f"user:{user.pk}.{stamp}:" in key for key in keys), keys
         assert not any(f"key:{api_key.pk}:" in key for key in keys), keys
     finally:
         cache.clear()

@@ -42,12 +42,17 @@ def test_every_agent_route_spends_the_same_budget(api):
 
 
 @override_settings(AGENT_RATE_LIMIT=2)
-def test_each_key_has_its_own_budget(api, user, workspace, client_for):
+def test_each_user_has_one_budget_for_all_their_keys(
+    api, user, workspace, client_for, other_user, other_workspace
+):
+    # Issue #20: was "each key has its own budget", which let a user mint keys for more budget.
     _, second = services.create_api_key(user, "second", workspace=workspace)
+    _, others = services.create_api_key(other_user, "other", workspace=other_workspace)
     for _ in range(2):
         assert_envelope_ok(api.get("/v1/agent/me"))
     assert_envelope_error(api.get("/v1/agent/me"), 429, "RATE_LIMITED")
-    assert_envelope_ok(client_for(second).get("/v1/agent/me"))
+    assert_envelope_error(client_for(second).get("/v1/agent/me"), 429, "RATE_LIMITED")
+    assert_envelope_ok(client_for(others).get("/v1/agent/me"))
 
 
 @override_settings(AGENT_RATE_LIMIT=1)
@@ -244,14 +249,16 @@ def test_reserved_slots_never_let_more_than_the_limit_through_over_time():
     assert all(count <= 60 for count in per_window.values())
 
 
-def test_the_budget_is_named_after_the_keys_public_id(api_key):
+def test_the_budget_is_named_after_the_keys_user_not_a_row_number_alone(api_key):
     from flashcards.http.throttling import principal_key
 
     class Request:
         auth = api_key
         user = None
 
-    assert principal_key(Request()) == f"key:{api_key.key_id}"
+    user = api_key.user
+    stamp = int(user.date_joined.timestamp() * 1_000_000)
+    assert principal_key(Request()) == f"user:{user.pk}.{stamp}"
 
 
 @override_settings(AGENT_RATE_LIMIT=30)
