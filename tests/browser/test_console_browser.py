@@ -116,12 +116,12 @@ def test_console_with_the_demo_login(
 
     # Paging: the next page runs the statement with OFFSET 5, the previous one goes back.
     page.click("button[rel=next]")
-    page.wait_for_function("document.querySelector('#sql').value.endsWith('OFFSET 5')")
+    page.wait_for_function("() => document.querySelector('#sql').value.endsWith('OFFSET 5')")
     second_page = table_column(page)
     assert len(second_page) == 5 and not set(second_page) & set(first_page)
     screenshot(page, "05-console-page-2")
     page.click("button[rel=prev]")
-    page.wait_for_function("document.querySelector('#sql').value.endsWith('OFFSET 0')")
+    page.wait_for_function("() => document.querySelector('#sql').value.endsWith('OFFSET 0')")
     assert table_column(page) == first_page
 
     # A wrong query: the marker under the offending token, and the suggestion fixes and runs it.
@@ -151,8 +151,10 @@ def test_console_with_the_demo_login(
     page.select_option("#workspace_id", label="Second workspace")
     page.fill("#sql", "SELECT front_text, tags FROM cards")
     page.click("#run")
+    # Predicates as functions, not expression strings: Playwright evaluates a string with eval,
+    # which the pages' Content-Security-Policy (no 'unsafe-eval') refuses.
     page.wait_for_function(
-        "document.querySelector('table.rows tbody td') &&"
+        "() => document.querySelector('table.rows tbody td') &&"
         " document.querySelector('table.rows tbody td').innerText.includes('second workspace')"
     )
     assert table_column(page) == ["only in the second workspace"]
