@@ -23,10 +23,8 @@ FIXED = "SELECT front_text FROM cards ORDER BY front_text LIMIT 3"
 @pytest.fixture
 def context(chromium, live_server_url):
     """A fresh browser context whose requests may only go to the live server: anything else
-    (a CDN) is aborted and recorded. Playwright's ``wait_for_function`` evaluates its predicate
-    with eval, which the pages' Content-Security-Policy forbids, so these contexts bypass it;
-    test_the_console_runs_under_its_content_security_policy keeps it on."""
-    ctx = chromium.new_context(viewport={"width": 1366, "height": 900}, bypass_csp=True)
+    (a CDN) is aborted and recorded."""
+    ctx = chromium.new_context(viewport={"width": 1366, "height": 900})
     foreign: list[str] = []
     local = urlparse(live_server_url).netloc
 
@@ -103,12 +101,12 @@ def test_console_with_the_demo_login(
 
     # Paging: the next page runs the statement with OFFSET 5, the previous one goes back.
     page.click("button[rel=next]")
-    page.wait_for_function("document.querySelector('#sql').value.endsWith('OFFSET 5')")
+    page.wait_for_function("() => document.querySelector('#sql').value.endsWith('OFFSET 5')")
     second_page = table_column(page)
     assert len(second_page) == 5 and not set(second_page) & set(first_page)
     screenshot(page, "05-console-page-2")
     page.click("button[rel=prev]")
-    page.wait_for_function("document.querySelector('#sql').value.endsWith('OFFSET 0')")
+    page.wait_for_function("() => document.querySelector('#sql').value.endsWith('OFFSET 0')")
     assert table_column(page) == first_page
 
     # A wrong query: the marker under the offending token, and the suggestion fixes and runs it.
@@ -138,8 +136,10 @@ def test_console_with_the_demo_login(
     page.select_option("#workspace_id", label="Second workspace")
     page.fill("#sql", "SELECT front_text, tags FROM cards")
     page.click("#run")
+    # Predicates as functions, not expression strings: Playwright evaluates a string with eval,
+    # which the pages' Content-Security-Policy (no 'unsafe-eval') refuses.
     page.wait_for_function(
-        "document.querySelector('table.rows tbody td') &&"
+        "() => document.querySelector('table.rows tbody td') &&"
         " document.querySelector('table.rows tbody td').innerText.includes('second workspace')"
     )
     assert table_column(page) == ["only in the second workspace"]

@@ -16,7 +16,10 @@ def _request(base: str, method: str, path: str, headers=None, body=None, timeout
     try:
         connection.request(method, path, body=body, headers=headers or {})
         response = connection.getresponse()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+        headers = {k.lower(): v for k, v in response.getheaders()}
+        if headers.get("content-type", "").startswith("text/event-stream"):
+            return response.status, headers, b""  # an open stream: never read to its end
+        return response.status, headers, response.read()
     finally:
         connection.close()
 
@@ -27,6 +30,7 @@ def test_get_mcp_with_a_valid_key_is_405_not_an_endless_stream(live_server_url, 
         "Accept": "text/event-stream",
     }
     status, response_headers, body = _request(live_server_url, "GET", "/mcp", headers)
+    assert not response_headers["content-type"].startswith("text/event-stream")
     assert status == 405
     assert response_headers["content-type"].startswith("application/json")
     assert json.loads(body)["error"]["code"] == -32000
