@@ -25,6 +25,7 @@ LIMITS = {
     "MAX_DEPTH": 6,
     "MAX_PREDICATES": 11,
     "IDEMPOTENCY_TTL_HOURS": 2,
+    "MAX_PATTERN_BYTES": 1_234,
 }
 
 
@@ -57,6 +58,11 @@ CASES = [
         + ", ".join(f"('f{n}', 'b{n}')" for n in range(4)),
         "too_many_rows",
         "MAX_ROWS_PER_WRITE",
+    ),
+    (
+        "SELECT * FROM cards WHERE front_text LIKE '" + "x" * 1_300 + "'",
+        "too_long",
+        "MAX_PATTERN_BYTES",
     ),
 ]
 

@@ -71,6 +71,8 @@ def _serve(pool_size: int, pool_timeout: float = 10) -> Iterator[str]:
         "DEBUG": "0",
         "ALLOWED_HOSTS": "127.0.0.1",
         "AGENT_RATE_LIMIT": "0",
+        # Many statements of one user at once is what this test needs: no per-user bound.
+        "AGENT_CONCURRENT_STATEMENTS": "0",
         "SECURE_SSL_REDIRECT": "0",
     }
     command = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--port", str(port)]

@@ -100,6 +100,8 @@ def _servers(count: int, prefix: str | None = None) -> Iterator[list[tuple[str, 
         "DEBUG": "0",
         "ALLOWED_HOSTS": "127.0.0.1",
         "AGENT_RATE_LIMIT": str(RATE_LIMIT),
+        # The tests send one user's requests from many threads: the rate limit is what they test.
+        "AGENT_CONCURRENT_STATEMENTS": "0",
         "SECURE_SSL_REDIRECT": "0",
         "QUERY_LOG_ASYNC": "1",
     }
