@@ -312,3 +312,42 @@ def test_mutated_collections_never_give_a_500(upload, tmp_path):
         assert body["ok"] is (code == 200)
 
     check()
+
+
+# ---------------------------------------------------------------- presets only inform the schedule
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE deck_config SET config = 'not a message'",
+        "UPDATE deck_config SET config = x'ffffffffffffffffffff'",
+        "UPDATE decks SET kind = 'not a message'",
+        "UPDATE decks SET kind = x'0affffffff'",
+    ],
+    ids=["config-text", "config-truncated", "kind-text", "kind-truncated"],
+)
+def test_a_crafted_preset_never_answers_500(upload, latest_parts, tmp_path, statement):
+    """A preset or deck kind Anki would not write: the cards import without it (replayed), or
+    the package is refused with a 400 naming the field; never a 500."""
+    code, body = upload(content=latest_package(latest_parts, tmp_path, statement), name="deck.apkg")
+    assert code in (200, 400), body
+    if code == 200:
+        assert body["data"]["cards"]["created"] == 5
+
+
+@pytest.mark.parametrize(
+    "dconf",
+    [
+        '{"1": []}',
+        '{"1": {"id": "one", "new": {"delays": "soon"}}}',
+        '{"1": {"id": 1, "desiredRetention": "high", "rev": []}}',
+        "[1, 2]",
+    ],
+)
+def test_a_crafted_legacy_preset_never_answers_500(upload, tmp_path, dconf):
+    data = legacy_package(tmp_path, f"UPDATE col SET dconf = '{dconf}'")
+    code, body = upload(content=data, name="deck.apkg")
+    assert code in (200, 400), body
+    if code == 400:
+        assert body["error"]["details"]["reason"], body
